@@ -1,0 +1,3 @@
+from posttrain.cli.main import main
+
+main()

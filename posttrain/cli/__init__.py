@@ -1,0 +1,1 @@
+"""posttrain.cli (see DESIGN.md §2)."""

@@ -1,0 +1,54 @@
+"""The ``posttrain`` command: thin typer commands over the library.
+
+Each command group lives in its own module and exposes ``app`` (a typer app, mounted under
+its name) or ``register(app)`` (top-level commands). ``posttrain --help`` lists every command
+with a one-line purpose.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="posttrain",
+    help="Post-train a fixed foundation model with RL on verifiable tasks.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+# (module, group name or None for top-level commands, one-line help)
+_GROUPS = [
+    ("posttrain.cli.run_cmd", None, ""),
+    ("posttrain.cli.domains_cmd", "domains", "List, sample, check and calibrate task domains."),
+    ("posttrain.cli.sandbox_cmd", "sandbox", "Run commands in an isolated sandbox; self-check it."),
+    ("posttrain.cli.eval_cmd", "eval", "Evaluate models: pass@k, layers, regression gate."),
+    ("posttrain.cli.models_cmd", "models", "Foundation and post-trained versions: list, promote, roll back."),
+]
+
+
+def _mount() -> None:
+    for module, name, help_text in _GROUPS:
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:  # that command group is not built in this checkout
+                continue
+            raise
+        if name is None:
+            mod.register(app)
+        else:
+            app.add_typer(mod.app, name=name, help=help_text)
+
+
+_mount()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,221 @@
+"""Run configuration: YAML files validated by pydantic, with ``--set a.b=value`` overrides.
+
+Guarantees:
+- a bad config fails in :func:`load_config`, before any work starts, with a
+  :class:`ConfigError` naming every bad field (dotted path), the value given, and what is
+  allowed (an unknown key gets "did you mean");
+- overrides are parsed as YAML scalars (``--set rl.lr=1e-5`` gives a float,
+  ``--set domains=[math.add-v1]`` a list) and applied before validation, so they are checked
+  exactly like the file;
+- ``config_hash`` is a stable hash of the validated config (used for lineage and caches).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TinyModelConfig(_Strict):
+    """Shape of the built-in tiny Llama-style model (about 1.8M parameters by default)."""
+
+    hidden_size: int = Field(192, ge=8, le=4096)
+    num_layers: int = Field(4, ge=1, le=64)
+    num_heads: int = Field(4, ge=1, le=64)
+    intermediate_size: int = Field(512, ge=8)
+    max_position_embeddings: int = Field(256, ge=16)
+
+
+class ModelConfig(_Strict):
+    path: str | None = Field(None, description="local HF causal LM folder; None builds the tiny model")
+    tiny: TinyModelConfig = TinyModelConfig()
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+
+
+class DomainSpec(_Strict):
+    id: str
+    weight: float = Field(1.0, gt=0)
+    difficulties: list[int] | None = None
+
+
+class SFTConfig(_Strict):
+    steps: int = Field(300, ge=0)
+    batch_size: int = Field(64, ge=1)
+    lr: float = Field(3e-3, gt=0)
+    warmup_steps: int = Field(20, ge=0)
+    weight_decay: float = Field(0.0, ge=0)
+
+
+class RLConfig(_Strict):
+    algorithm: str = "grpo"
+    steps: int = Field(100, ge=0)
+    prompts_per_step: int = Field(8, ge=1)
+    group_size: int = Field(8, ge=1)
+    lr: float = Field(1e-4, gt=0)
+    temperature: float = Field(1.0, gt=0)
+    top_p: float = Field(1.0, gt=0, le=1)
+    max_new_tokens: int = Field(16, ge=1)
+    clip_low: float = Field(0.2, ge=0)
+    clip_high: float = Field(0.28, ge=0)
+    kl_coef: float = Field(0.0, ge=0)
+    filter_zero_variance: bool = True
+    max_policy_lag: int = Field(1, ge=0)
+    grad_clip: float = Field(1.0, gt=0)
+    ppo_epochs: int = Field(1, ge=1)
+
+
+class DPOConfig(_Strict):
+    steps: int = Field(0, ge=0)
+    beta: float = Field(0.1, gt=0)
+    lr: float = Field(1e-4, gt=0)
+    batch_size: int = Field(16, ge=1)
+
+
+class EvalConfig(_Strict):
+    heldout_per_domain: int = Field(100, ge=1)
+    seed_offset: int = Field(10_000_000, ge=0)
+    max_new_tokens: int = Field(16, ge=1)
+    every_steps: int = Field(0, ge=0)
+
+
+class InferenceConfig(_Strict):
+    backend: Literal["hf", "fake", "openai", "vllm"] = "hf"
+    base_url: str | None = None
+
+
+class RunConfig(_Strict):
+    run_name: str = "run"
+    seed: int = 0
+    out: str = "runs/run"
+    torch_threads: int = Field(1, ge=1)
+    model: ModelConfig = ModelConfig()
+    domains: list[DomainSpec] = Field(default_factory=lambda: [DomainSpec(id="math.add-v1")])
+    sft: SFTConfig = SFTConfig()
+    rl: RLConfig = RLConfig()
+    dpo: DPOConfig = DPOConfig()
+    eval: EvalConfig = EvalConfig()
+    inference: InferenceConfig = InferenceConfig()
+
+    @model_validator(mode="after")
+    def _domains_nonempty(self) -> "RunConfig":
+        if not self.domains:
+            raise ValueError("at least one domain is required")
+        return self
+
+
+def _set_dotted(data: dict[str, Any], dotted: str, value: Any) -> None:
+    node: Any = data
+    parts = dotted.split(".")
+    for part in parts[:-1]:
+        if isinstance(node, list):
+            node = node[int(part)]
+            continue
+        nxt = node.get(part)
+        if nxt is None:
+            nxt = node[part] = {}
+        node = nxt
+    if isinstance(node, list):
+        node[int(parts[-1])] = value
+    else:
+        node[parts[-1]] = value
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """``"rl.lr=1e-5"`` -> ``("rl.lr", 1e-05)``; values are parsed as YAML."""
+    if "=" not in text:
+        raise ConfigError(f"override {text!r} must look like key.path=value")
+    key, raw = text.split("=", 1)
+    key = key.strip()
+    if not key:
+        raise ConfigError(f"override {text!r} has an empty key")
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError:
+        value = raw
+    # YAML reads 1e-5 as a string; numbers in scientific notation should be floats.
+    if isinstance(value, str):
+        try:
+            value = float(value) if any(c in value for c in "eE.") else value
+        except ValueError:
+            pass
+    return key, value
+
+
+def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    node: Any = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = getattr(node, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        ann = field.annotation
+        args = getattr(ann, "__args__", None)
+        node = args[0] if args and isinstance(args[0], type) else ann
+    return sorted(getattr(node, "model_fields", {}).keys())
+
+
+def format_validation_error(err: ValidationError, model: type[BaseModel] = RunConfig) -> str:
+    lines = []
+    for e in err.errors():
+        loc = tuple(e["loc"])
+        path = ".".join(str(p) for p in loc) or "<root>"
+        value = e.get("input")
+        if e["type"] == "extra_forbidden":
+            allowed = _allowed(model, loc)
+            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            lines.append(f"{path}: unknown field{hint} (allowed: {', '.join(allowed)})")
+        else:
+            shown = json.dumps(value, default=str)[:120]
+            lines.append(f"{path}: got {shown}; {e['msg']}")
+    return "invalid config:\n  " + "\n  ".join(lines)
+
+
+def validate_config(data: dict[str, Any], model: type[BaseModel] = RunConfig) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(format_validation_error(err, model)) from None
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None,
+                model: type[BaseModel] = RunConfig) -> Any:
+    """Read YAML (or start from defaults), apply ``key=value`` overrides, validate."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        p = Path(path)
+        if not p.exists():
+            raise ConfigError(f"config file {str(p)!r} does not exist")
+        try:
+            loaded = yaml.safe_load(p.read_text())
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config file {str(p)!r} is not valid YAML: {exc}") from None
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"config file {str(p)!r} must hold a mapping at the top level")
+        data = loaded or {}
+    for text in overrides or []:
+        key, value = parse_override(text)
+        try:
+            _set_dotted(data, key, value)
+        except (AttributeError, IndexError, ValueError, TypeError):
+            raise ConfigError(f"override {text!r}: cannot set {key!r} in this config") from None
+    return validate_config(data, model)
+
+
+def config_hash(cfg: BaseModel) -> str:
+    """Stable short hash of a validated config."""
+    blob = json.dumps(cfg.model_dump(mode="json"), sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]

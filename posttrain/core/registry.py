@@ -1,0 +1,124 @@
+"""Versioned registries with decorator registration and entry-point discovery.
+
+Ids are versioned: ``family.name-vN`` (for example ``math.add-v1``). ``get("math.add")``
+resolves to the highest registered version; ``get("math.add-v1")`` to exactly that one.
+Unknown ids raise :class:`RegistryError` with the closest known ids ("did you mean").
+
+Third-party packages register objects through an entry-point group (``posttrain.domains``
+for domains): each entry point names a module or a callable; loading it is enough for its
+decorators to run. Discovery runs once, lazily, the first time the registry is listed or
+an id is missed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import threading
+from importlib import metadata
+from typing import Callable, Generic, Iterator, TypeVar
+
+from .errors import RegistryError
+
+T = TypeVar("T")
+
+_VERSIONED = re.compile(r"^(?P<base>[a-z0-9_][a-z0-9_.\-]*?)-v(?P<ver>\d+)$")
+
+
+def split_id(item_id: str) -> tuple[str, int]:
+    """``"math.add-v2"`` -> ``("math.add", 2)``; raises RegistryError when unversioned."""
+    m = _VERSIONED.match(item_id)
+    if not m:
+        raise RegistryError(
+            f"id {item_id!r} is not versioned: expected lowercase 'family.name-vN', e.g. 'math.add-v1'"
+        )
+    return m.group("base"), int(m.group("ver"))
+
+
+class Registry(Generic[T]):
+    """A name → object map for one kind of plug-in (domains, losses, backends...)."""
+
+    def __init__(self, kind: str, entry_point_group: str | None = None, versioned: bool = True):
+        self.kind = kind
+        self.entry_point_group = entry_point_group
+        self.versioned = versioned
+        self._items: dict[str, T] = {}
+        self._discovered = entry_point_group is None
+        self._lock = threading.RLock()
+        self.plugin_ids: set[str] = set()
+        self.discovery_errors: dict[str, str] = {}
+
+    # registration -------------------------------------------------------
+    def add(self, item_id: str, obj: T, *, replace: bool = False) -> T:
+        if self.versioned:
+            split_id(item_id)
+        with self._lock:
+            if item_id in self._items and not replace and self._items[item_id] is not obj:
+                raise RegistryError(f"{self.kind} {item_id!r} is already registered")
+            self._items[item_id] = obj
+        return obj
+
+    def register(self, item_id: str, *, replace: bool = False) -> Callable[[T], T]:
+        """Decorator: ``@REGISTRY.register("math.add-v1")``."""
+
+        def deco(obj: T) -> T:
+            return self.add(item_id, obj, replace=replace)
+
+        return deco
+
+    def remove(self, item_id: str) -> None:
+        with self._lock:
+            self._items.pop(item_id, None)
+
+    # discovery ----------------------------------------------------------
+    def discover(self) -> None:
+        """Load every entry point of the group once; a broken plugin is recorded, not fatal."""
+        with self._lock:
+            if self._discovered:
+                return
+            self._discovered = True
+            before = set(self._items)
+            for ep in metadata.entry_points(group=self.entry_point_group or ""):
+                try:
+                    loaded = ep.load()
+                    if callable(loaded) and not isinstance(loaded, type):
+                        loaded()
+                except Exception as exc:  # a broken plugin must not break the library
+                    self.discovery_errors[ep.name] = f"{type(exc).__name__}: {exc}"
+            self.plugin_ids |= set(self._items) - before
+
+    # lookup -------------------------------------------------------------
+    def ids(self) -> list[str]:
+        self.discover()
+        return sorted(self._items)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.ids())
+
+    def __len__(self) -> int:
+        return len(self.ids())
+
+    def __contains__(self, item_id: str) -> bool:
+        try:
+            self.resolve(item_id)
+            return True
+        except RegistryError:
+            return False
+
+    def resolve(self, item_id: str) -> str:
+        """The exact registered id for ``item_id`` (an unversioned id means its latest version)."""
+        if item_id in self._items:
+            return item_id
+        self.discover()
+        if item_id in self._items:
+            return item_id
+        if self.versioned and not _VERSIONED.match(item_id):
+            versions = [(split_id(k)[1], k) for k in self._items if split_id(k)[0] == item_id]
+            if versions:
+                return max(versions)[1]
+        close = difflib.get_close_matches(item_id, list(self._items), n=3, cutoff=0.5)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise RegistryError(f"unknown {self.kind} {item_id!r}{hint} ({len(self._items)} registered)")
+
+    def get(self, item_id: str) -> T:
+        return self._items[self.resolve(item_id)]

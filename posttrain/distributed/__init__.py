@@ -1,0 +1,1 @@
+"""posttrain.distributed (see DESIGN.md §2)."""

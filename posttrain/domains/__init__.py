@@ -1,0 +1,1 @@
+"""posttrain.domains (see DESIGN.md §2)."""

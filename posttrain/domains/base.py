@@ -1,0 +1,120 @@
+"""What a domain is, and the registry that holds them (DESIGN.md §3, "Domain").
+
+A domain is any object with these attributes (a Protocol: no base class to inherit):
+
+- ``id``: versioned, ``family.name-vN``; bump the version whenever reward semantics change;
+- ``family``: one of :data:`FAMILIES` (never renamed; new ones may be added);
+- ``difficulties``: ints, 1 = easiest, at least three levels;
+- ``env_kind``: ``"single_turn"``, ``"tool"`` or ``"sandbox"``;
+- ``generate(rng, difficulty) -> Task``: deterministic given the ``random.Random``;
+- ``solve(task) -> str``: the reference final answer (for multi-turn domains, the text a
+  scripted reference policy ends with; see ``reference_actions`` below);
+- ``score(task, answer) -> Score``: the outcome verifier on a final answer (single-turn);
+- ``probes(task) -> dict[str, str]``: domain-specific exploit answers that must score at the
+  floor (the conformance check adds generic ones: empty, garbage, prompt echo, padding, long);
+- optional ``make_env(task) -> TaskEnv`` for multi-turn domains, and
+  ``reference_actions(task) -> list[str]`` giving the scripted reference episode.
+
+``register_domain`` is the decorator: it instantiates the class (if given a class), checks
+the attributes, and adds it to :data:`DOMAINS`. Third-party packages register through the
+entry-point group ``posttrain.domains``.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Protocol, runtime_checkable
+
+from posttrain.core.errors import RegistryError
+from posttrain.core.registry import Registry, split_id
+from posttrain.core.types import Score, Task
+
+FAMILIES = (
+    "code", "terminal", "finance", "geometry3d", "tools", "instructions", "long_context",
+    "long_horizon", "math", "logic", "algorithms", "text_data", "sql", "science", "games",
+)
+ENV_KINDS = ("single_turn", "tool", "sandbox")
+
+
+@runtime_checkable
+class Domain(Protocol):
+    id: str
+    family: str
+    difficulties: tuple[int, ...]
+    env_kind: str
+
+    def generate(self, rng: random.Random, difficulty: int) -> Task: ...
+
+    def solve(self, task: Task) -> str: ...
+
+    def score(self, task: Task, answer: str) -> Score: ...
+
+    def probes(self, task: Task) -> dict[str, str]: ...
+
+
+DOMAINS: Registry[Any] = Registry("domain", entry_point_group="posttrain.domains")
+
+
+def _check(dom: Any) -> None:
+    missing = [a for a in ("id", "family", "difficulties", "env_kind", "generate", "solve",
+                           "score", "probes") if not hasattr(dom, a)]
+    if missing:
+        raise RegistryError(f"domain {getattr(dom, 'id', dom)!r} lacks {', '.join(missing)}")
+    split_id(dom.id)
+    if dom.family not in FAMILIES:
+        raise RegistryError(f"domain {dom.id!r}: family {dom.family!r} is not one of {FAMILIES}")
+    if not dom.id.startswith(dom.family + "."):
+        raise RegistryError(f"domain {dom.id!r} must start with its family {dom.family!r}.")
+    if dom.env_kind not in ENV_KINDS:
+        raise RegistryError(f"domain {dom.id!r}: env_kind {dom.env_kind!r} not in {ENV_KINDS}")
+    if len(tuple(dom.difficulties)) < 3:
+        raise RegistryError(f"domain {dom.id!r} needs at least 3 difficulty levels")
+
+
+def register_domain(obj: Any) -> Any:
+    """Class or instance decorator adding a domain to :data:`DOMAINS`; returns it unchanged."""
+    dom = obj() if isinstance(obj, type) else obj
+    _check(dom)
+    DOMAINS.add(dom.id, dom)
+    return obj
+
+
+def sample_task(domain: Any, seed: int, difficulty: int) -> Task:
+    """The Task of ``domain`` for ``(seed, difficulty)``; same inputs, same Task."""
+    if difficulty not in tuple(domain.difficulties):
+        raise ValueError(
+            f"domain {domain.id!r} has difficulties {list(domain.difficulties)}, not {difficulty}"
+        )
+    rng = random.Random(f"{domain.id}|{difficulty}|{seed}")
+    task = domain.generate(rng, difficulty)
+    if task.seed != seed or task.difficulty != difficulty or task.domain != domain.id:
+        from dataclasses import replace
+
+        task = replace(task, seed=seed, difficulty=difficulty, domain=domain.id)
+    return task
+
+
+def get_domain(domain_id: str) -> Any:
+    """Look a domain up by id (unversioned ids resolve to the latest version)."""
+    load_builtin_domains()
+    return DOMAINS.get(domain_id)
+
+
+_LOADED = False
+
+
+def load_builtin_domains() -> None:
+    """Import every built-in domain module once, so their decorators register them."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import importlib
+    import pkgutil
+
+    import posttrain.domains as pkg
+
+    for mod in pkgutil.walk_packages(pkg.__path__, prefix="posttrain.domains."):
+        if mod.name.rsplit(".", 1)[-1].startswith("_") or mod.name.endswith(".base"):
+            continue
+        importlib.import_module(mod.name)

@@ -1,0 +1,1 @@
+"""posttrain.envs (see DESIGN.md §2)."""

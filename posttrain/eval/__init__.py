@@ -1,0 +1,1 @@
+"""posttrain.eval (see DESIGN.md §2)."""

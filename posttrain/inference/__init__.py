@@ -1,0 +1,1 @@
+"""posttrain.inference (see DESIGN.md §2)."""

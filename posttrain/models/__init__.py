@@ -1,0 +1,1 @@
+"""posttrain.models (see DESIGN.md §2)."""

@@ -1,0 +1,1 @@
+"""posttrain.rollout (see DESIGN.md §2)."""

@@ -1,0 +1,1 @@
+"""posttrain.sandbox (see DESIGN.md §2)."""

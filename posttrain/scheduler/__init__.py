@@ -1,0 +1,1 @@
+"""posttrain.scheduler (see DESIGN.md §2)."""

@@ -1,0 +1,1 @@
+"""posttrain.tools (see DESIGN.md §2)."""

@@ -1,0 +1,1 @@
+"""posttrain.trainer (see DESIGN.md §2)."""

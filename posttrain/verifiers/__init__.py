@@ -1,0 +1,1 @@
+"""posttrain.verifiers (see DESIGN.md §2)."""
