@@ -10,10 +10,14 @@ A domain is any object with these attributes (a Protocol: no base class to inher
 - ``solve(task) -> str``: the reference final answer (for multi-turn domains, the text a
   scripted reference policy ends with; see ``reference_actions`` below);
 - ``score(task, answer) -> Score``: the outcome verifier on a final answer (single-turn);
-- ``probes(task) -> dict[str, str]``: domain-specific exploit answers that must score at the
-  floor (the conformance check adds generic ones: empty, garbage, prompt echo, padding, long);
-- optional ``make_env(task) -> TaskEnv`` for multi-turn domains, and
-  ``reference_actions(task) -> list[str]`` giving the scripted reference episode.
+- ``probes(task) -> dict[str, str | list[str]]``: domain-specific exploit answers that must
+  score at most 0.05 (the conformance check adds generic ones: empty, garbage, prompt echo,
+  padding with many candidates, very long output). A ``str`` probe is a final answer; a
+  ``list[str]`` probe is a scripted multi-turn episode (one action text per turn);
+- optional ``make_env(task) -> TaskEnv`` for multi-turn domains (``env_kind`` "tool" or
+  "sandbox"); without it the env is a :class:`~posttrain.envs.base.SingleTurnEnv` over
+  ``score``; and ``reference_actions(task) -> list[str]`` giving the scripted reference
+  episode of a multi-turn domain (it must score 1.0).
 
 ``register_domain`` is the decorator: it instantiates the class (if given a class), checks
 the attributes, and adds it to :data:`DOMAINS`. Third-party packages register through the
@@ -49,7 +53,7 @@ class Domain(Protocol):
 
     def score(self, task: Task, answer: str) -> Score: ...
 
-    def probes(self, task: Task) -> dict[str, str]: ...
+    def probes(self, task: Task) -> dict[str, Any]: ...
 
 
 DOMAINS: Registry[Any] = Registry("domain", entry_point_group="posttrain.domains")
