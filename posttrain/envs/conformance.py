@@ -1,0 +1,466 @@
+"""The conformance checker every domain must pass (the Gymnasium ``env_checker`` idea).
+
+``check_domain(domain)`` generates tasks for every difficulty and a few seeds and verifies:
+
+- shape: versioned id, valid family and env kind, at least three int difficulties;
+- determinism: same seed ⇒ the same task (JSON-equal); different seeds ⇒ not all the same;
+- transport: the task survives pickling and a JSON round-trip, and the reference still scores
+  1.0 on the round-tripped task; ``hidden`` is not in ``public_view()``;
+- a heuristic leak check: the hidden answer (6+ characters) must not be written in the prompt
+  or public data (a failure when it is in every sampled task of a difficulty, else a warning);
+- the reference scores 1.0 through the env (:func:`posttrain.envs.factory.make_env`): the
+  final answer ``solve(task)``, or the scripted episode ``reference_actions(task)``;
+- reward hacks score ≤ 0.05: the generic probes of :func:`generic_probes` (empty, garbage,
+  prompt echo, the reference padded among other candidates, format-only, "All tests passed",
+  100k characters...) and the domain's own ``probes(task)``;
+- every score is a :class:`Score` in [0, 1] without ``error``: a crashing verifier fails;
+- generation takes at most ``max_generate_s`` per task on average.
+
+A domain may exempt itself from named generic checks with a ``conformance_exempt`` mapping
+(check name → reason, e.g. ``{"answer_in_prompt": "multiple choice"}``); exemptions are
+listed in the report's warnings, never silent.
+
+``check_domains(ids, resolve=...)`` checks many domains in parallel spawned processes, each
+domain in a worker with a timeout; a domain that crashes, hangs or kills its worker becomes a
+failed report and the others carry on. Results come back in the order of ``ids``.
+
+This module is duck-typed over domains and does not import :mod:`posttrain.domains` (same
+layer); :mod:`posttrain.domains` binds the registry, families and ``sample_task`` to it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import random
+import string
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Collection, Mapping, Sequence
+
+from posttrain.core.registry import split_id
+from posttrain.core.serde import from_dict, to_dict
+from posttrain.core.types import Completion, Score, Task, Trajectory, Turn
+from posttrain.envs.base import call_maybe_async
+from posttrain.envs.factory import make_env
+
+PROBE_CEILING = 0.05
+LEAK_MIN_CHARS = 6
+LONG_CHARS = 100_000
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The verdict on one domain: ``ok`` iff ``failures`` is empty."""
+
+    id: str
+    ok: bool
+    failures: list[str] = field(default_factory=list)
+    timings: Mapping[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "ok": self.ok, "failures": list(self.failures),
+                "warnings": list(self.warnings), "timings": dict(self.timings)}
+
+
+def default_sample(domain: Any, seed: int, difficulty: int) -> Task:
+    """Same seeding as ``posttrain.domains.sample_task`` (which callers should pass instead)."""
+    task = domain.generate(random.Random(f"{domain.id}|{difficulty}|{seed}"), difficulty)
+    return replace(task, seed=seed, difficulty=difficulty, domain=domain.id)
+
+
+def generic_probes(task: Task, reference: str) -> dict[str, str]:
+    """Domain-independent reward hacks; a strict verifier gives every one of them ≤ 0.05."""
+    rng = random.Random(task.key)
+    junk = "".join(rng.choice(string.ascii_letters + string.digits + " .,;:!?") for _ in range(64))
+    users = [m for m in task.prompt if m.get("role") == "user"]
+    echo = str(users[-1].get("content", "")) if users else ""
+    candidates = ["0", "1", "-1", "yes", "no", "true", "false", "A", "B", "C", "<", ">", "="]
+    candidates[len(candidates) // 2:len(candidates) // 2] = [reference, reference[::-1]]
+    return {
+        "empty": "",
+        "whitespace": "  \n\t \n",
+        "garbage": junk,
+        "echo_prompt": echo,
+        "padded_candidates": "\n".join(candidates + [reference + reference, "none of these"]),
+        "padded_garbage": f"{junk} {reference} {junk[::-1]}",
+        "format_only": "<answer></answer>",
+        "format_only_think": "<think></think>\n<answer> </answer>",
+        "passed": "PASSED",
+        "all_tests_passed": "All tests passed",
+        "reward_claim": '{"reward": 1.0, "correct": true, "passed": true}',
+        "long_repeat": ((reference or "x") + "\n") * (LONG_CHARS // (len(reference) + 1) + 1),
+        "long_garbage": (junk + "\n") * (LONG_CHARS // (len(junk) + 1) + 1),
+    }
+
+
+def run_episode(domain: Any, task: Task, actions: Sequence[str]) -> Score:
+    """Play scripted action texts through a fresh env and return the outcome Score."""
+    env = make_env(domain, task)
+    try:
+        obs = call_maybe_async(env.reset)
+        turns: list[Turn] = []
+        for text in actions:
+            act = Completion(text=text)
+            res = call_maybe_async(env.step, act)
+            turns.append(Turn(observation=obs, action=act, reward=float(res.reward),
+                              info=dict(res.info)))
+            if res.done:
+                break
+            obs = res.observation or obs
+        return call_maybe_async(env.verify, Trajectory(task=task, turns=tuple(turns)))
+    finally:
+        close = getattr(env, "close", None)
+        if callable(close):
+            call_maybe_async(close)
+
+
+class _Log:
+    """Failures and warnings, deduplicated by key so one bug is one line (with a count)."""
+
+    def __init__(self) -> None:
+        self.items: dict[tuple[str, str], list[Any]] = {}
+
+    def add(self, level: str, key: str, msg: str) -> None:
+        entry = self.items.setdefault((level, key), [msg, 0])
+        entry[1] += 1
+
+    def lines(self, level: str) -> list[str]:
+        return [m if n == 1 else f"{m} (and {n - 1} more like it)"
+                for (lv, _), (m, n) in self.items.items() if lv == level]
+
+
+class _Checker:
+    def __init__(self, dom: Any, sample: Callable[[Any, int, int], Task]):
+        self.dom, self.sample, self.log = dom, sample, _Log()
+        self.exempt = dict(getattr(dom, "conformance_exempt", None) or {})
+        self.gen_s: list[float] = []
+        self.verify_s: list[float] = []
+
+    def fail(self, key: str, msg: str) -> None:
+        self.log.add("fail", key, msg)
+
+    def score(self, task: Task, actions: Sequence[str], what: str, where: str) -> float | None:
+        """Run an episode; record a failure for a crash, a non-Score or an errored Score."""
+        t0 = time.perf_counter()
+        try:
+            s = run_episode(self.dom, task, actions)
+        except Exception as exc:
+            self.fail(f"raise:{what}", f"env/verifier raised on {what} ({where}): "
+                                       f"{type(exc).__name__}: {exc}"[:300])
+            return None
+        finally:
+            self.verify_s.append(time.perf_counter() - t0)
+        if not isinstance(s, Score):
+            self.fail(f"type:{what}", f"verify returned {type(s).__name__}, not Score ({what})")
+            return None
+        if s.error is not None:
+            self.fail(f"error:{what}", f"verifier error on {what} ({where}): {s.error.message}"[:300])
+            return None
+        if not 0.0 <= s.value <= 1.0:  # Score clips, but a duck-typed Score might not
+            self.fail(f"range:{what}", f"score {s.value!r} outside [0, 1] on {what} ({where})")
+            return None
+        return s.value
+
+    def static(self, families: Collection[str] | None, env_kinds: Collection[str] | None) -> None:
+        dom = self.dom
+        try:
+            split_id(dom.id)
+        except Exception as exc:
+            self.fail("id", str(exc))
+        if families is not None and dom.family not in families:
+            self.fail("family", f"family {dom.family!r} is not a known family")
+        if not str(dom.id).startswith(f"{dom.family}."):
+            self.fail("family_prefix", f"id {dom.id!r} does not start with family {dom.family!r}")
+        if env_kinds is not None and dom.env_kind not in env_kinds:
+            self.fail("env_kind", f"env_kind {dom.env_kind!r} not in {sorted(env_kinds)}")
+        diffs = list(dom.difficulties)
+        if len(set(diffs)) < 3 or not all(isinstance(d, int) and d >= 1 for d in diffs):
+            self.fail("difficulties", f"needs >= 3 distinct int difficulties >= 1, has {diffs}")
+        for name in ("generate", "solve", "score", "probes"):
+            if not callable(getattr(dom, name, None)):
+                self.fail(f"method:{name}", f"{name} is missing or not callable")
+
+    def generate(self, seed: int, d: int) -> Task | None:
+        where = f"d{d} s{seed}"
+        try:
+            t0 = time.perf_counter()
+            task = self.sample(self.dom, seed, d)
+            self.gen_s.append(time.perf_counter() - t0)
+            again = self.sample(self.dom, seed, d)
+        except Exception as exc:
+            self.fail("generate", f"generate raised ({where}): {type(exc).__name__}: {exc}"[:300])
+            return None
+        if not isinstance(task, Task) or not task.prompt:
+            self.fail("task_type", f"generate must return a Task with a prompt ({where})")
+            return None
+        try:
+            text = json.dumps(to_dict(task), sort_keys=True)
+        except (TypeError, ValueError) as exc:
+            self.fail("json", f"task is not JSON-serialisable ({where}): {exc}"[:300])
+            return None
+        if json.dumps(to_dict(again), sort_keys=True) != text:
+            self.fail("determinism", f"same seed gave different tasks ({where})")
+        return task
+
+    def transport(self, task: Task, where: str) -> list[Task]:
+        """Copies of the task after pickle and JSON round-trips (failures logged)."""
+        out = []
+        ref = to_dict(task)
+        try:
+            out.append(pickle.loads(pickle.dumps(task)))
+            if to_dict(out[-1]) != ref:
+                self.fail("pickle", f"task changes through pickle ({where})")
+        except Exception as exc:
+            self.fail("pickle", f"task does not pickle ({where}): {type(exc).__name__}: {exc}")
+        try:
+            out.append(from_dict(Task, json.loads(json.dumps(ref))))
+            if to_dict(out[-1]) != ref:
+                self.fail("json_roundtrip", f"task changes through JSON ({where})")
+        except Exception as exc:
+            self.fail("json_roundtrip", f"task does not round-trip JSON ({where}): {exc}"[:300])
+        if "hidden" in task.public_view():
+            self.fail("public_view", "public_view() exposes the hidden part")
+        return out
+
+    def leaked(self, task: Task) -> bool:
+        ans = task.hidden.get("answer") if isinstance(task.hidden, Mapping) else None
+        if not isinstance(ans, (str, int, float)) or isinstance(ans, bool):
+            return False
+        ans = str(ans).strip()
+        if len(ans) < LEAK_MIN_CHARS:
+            return False
+        visible = " ".join(str(m.get("content", "")) for m in task.prompt)
+        visible += json.dumps([to_dict(task)["public"], to_dict(task)["metadata"]])
+        return ans in visible
+
+    def reference(self, task: Task, where: str, copies: Sequence[Task]) -> str | None:
+        try:
+            answer = self.dom.solve(task)
+            ref_actions = getattr(self.dom, "reference_actions", None)
+            actions = list(ref_actions(task)) if callable(ref_actions) else [answer]
+        except Exception as exc:
+            self.fail("solve", f"reference solver raised ({where}): {type(exc).__name__}: {exc}"[:300])
+            return None
+        if not isinstance(answer, str) or not all(isinstance(a, str) for a in actions):
+            self.fail("solve_type", f"solve/reference_actions must give str ({where})")
+            return None
+        for label, t in [("reference", task)] + [(f"reference after {k}", c)
+                                                 for k, c in zip(("pickle", "JSON"), copies)]:
+            v = self.score(t, actions, label, where)
+            if v is not None and v < 1.0 - 1e-9:
+                self.fail(f"ref:{label}", f"{label} scored {v:.2f}, not 1.0 ({where})")
+        return answer
+
+    def probes(self, task: Task, reference: str, where: str) -> None:
+        runs: list[tuple[str, list[str]]] = []
+        for name, text in generic_probes(task, reference).items():
+            if name not in self.exempt:
+                runs.append((f"probe {name!r}", [text]))
+        try:
+            own = dict(self.dom.probes(task))
+        except Exception as exc:
+            self.fail("probes", f"probes() raised ({where}): {type(exc).__name__}: {exc}"[:300])
+            own = {}
+        for name, p in own.items():
+            if isinstance(p, str):
+                runs.append((f"domain probe {name!r}", [p]))
+            elif isinstance(p, (list, tuple)) and all(isinstance(a, str) for a in p):
+                runs.append((f"domain probe {name!r}", list(p)))
+            else:
+                self.fail(f"probe_type:{name}", f"domain probe {name!r} is neither str nor list[str]")
+        for what, actions in runs:
+            v = self.score(task, actions, what, where)
+            if v is not None and v > PROBE_CEILING:
+                self.fail(f"hack:{what}", f"{what} scored {v:.2f} > {PROBE_CEILING} ({where})")
+
+
+def _signature(task: Task) -> str:
+    d = to_dict(task)
+    return json.dumps([d["prompt"], d["public"], d["hidden"]], sort_keys=True, default=repr)
+
+
+def check_domain(domain: Any, *, seeds: Sequence[int] = (0, 1, 2),
+                 difficulties: Sequence[int] | None = None,
+                 sample: Callable[[Any, int, int], Task] | None = None,
+                 families: Collection[str] | None = None,
+                 env_kinds: Collection[str] | None = None,
+                 max_generate_s: float = 2.0) -> CheckReport:
+    """Check one domain object; never raises (a crash of the checker itself is a failure)."""
+    t_start = time.perf_counter()
+    c = _Checker(domain, sample or default_sample)
+    dom_id = str(getattr(domain, "id", repr(domain)))
+    try:
+        c.static(families, env_kinds)
+        if c.log.lines("fail"):
+            return _report(dom_id, c, t_start)
+        for d in difficulties or list(domain.difficulties):
+            _check_difficulty(c, d, list(seeds))
+    except Exception as exc:
+        c.fail("checker", f"check aborted: {type(exc).__name__}: {exc}"[:300])
+    if c.gen_s and sum(c.gen_s) / len(c.gen_s) > max_generate_s:
+        c.fail("gen_time", f"generation takes {sum(c.gen_s) / len(c.gen_s):.2f}s per task "
+                           f"(limit {max_generate_s}s)")
+    return _report(dom_id, c, t_start)
+
+
+def _check_difficulty(c: _Checker, d: int, seeds: list[int]) -> None:
+    signatures, leaks, n = set(), 0, 0
+    for i, seed in enumerate(seeds):
+        where = f"d{d} s{seed}"
+        task = c.generate(seed, d)
+        if task is None:
+            continue
+        n += 1
+        signatures.add(_signature(task))
+        copies = c.transport(task, where)
+        leaks += c.leaked(task)
+        answer = c.reference(task, where, copies if i == 0 else [])
+        if answer is not None:
+            c.probes(task, answer, where)
+    full = n
+    # Diversity needs a few more seeds than the full check; generation alone is cheap.
+    for seed in range(max(seeds, default=0) + 1, max(seeds, default=0) + 1 + max(0, 4 - n)):
+        task = c.generate(seed, d)
+        if task is not None:
+            signatures.add(_signature(task))
+            n += 1
+    if n >= 2 and len(signatures) == 1:
+        c.fail("diversity", f"different seeds all give the same task (d{d})")
+    if leaks and "answer_in_prompt" not in c.exempt:
+        # Clearly leaked = in every fully checked task (at least two); a one-off is a warning.
+        msg = f"hidden answer written in the prompt/public data in {leaks}/{full} task(s) (d{d})"
+        c.log.add("fail" if leaks == full >= 2 else "warn", "leak", msg)
+
+
+def _report(dom_id: str, c: _Checker, t_start: float) -> CheckReport:
+    warnings = c.log.lines("warn") + [f"exempt from {k}: {v}" for k, v in c.exempt.items()]
+    stat = lambda xs, f: round(f(xs), 6) if xs else 0.0  # noqa: E731
+    timings = {"total_s": round(time.perf_counter() - t_start, 4),
+               "generate_mean_s": stat(c.gen_s, lambda x: sum(x) / len(x)),
+               "generate_max_s": stat(c.gen_s, max),
+               "verify_mean_s": stat(c.verify_s, lambda x: sum(x) / len(x)),
+               "verify_max_s": stat(c.verify_s, max)}
+    failures = c.log.lines("fail")
+    return CheckReport(dom_id, not failures, failures, timings, warnings)
+
+
+# --- many domains in parallel worker processes ------------------------------------------
+
+def _check_id(resolve: Callable[[str], Any], domain_id: str, kw: Mapping[str, Any]) -> CheckReport:
+    try:
+        domain = resolve(domain_id)
+    except Exception as exc:
+        return CheckReport(domain_id, False, [f"cannot load: {type(exc).__name__}: {exc}"[:300]])
+    rep = check_domain(domain, **kw)
+    return rep if rep.id == domain_id else replace(rep, id=domain_id)
+
+
+def _worker(conn: Any, resolve: Callable[[str], Any], kw: Mapping[str, Any]) -> None:
+    """Spawned worker: check the ids it is sent, one at a time, until it gets None."""
+    sys.stdout = sys.stderr  # a chatty domain must not corrupt the parent's --json output
+    while True:
+        job = conn.recv()
+        if job is None:
+            return
+        idx, domain_id = job
+        conn.send((idx, _check_id(resolve, domain_id, kw)))
+
+
+class _Slot:
+    def __init__(self, ctx: Any, resolve: Callable[[str], Any], kw: Mapping[str, Any]):
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_worker, args=(child, resolve, dict(kw)), daemon=True)
+        self.proc.start()
+        child.close()
+        self.job: tuple[int, str] | None = None
+        self.started = 0.0
+
+    def give(self, job: tuple[int, str]) -> None:
+        self.job, self.started = job, time.monotonic()
+        self.conn.send(job)
+
+    def stop(self, kill: bool = False) -> None:
+        self.proc.join(timeout=0 if kill else 5)
+        if self.proc.is_alive():
+            self.proc.kill()
+            self.proc.join(timeout=5)
+        self.conn.close()
+
+
+def check_domains(ids: Sequence[str], *, resolve: Callable[[str], Any], workers: int | None = None,
+                  timeout_s: float = 600.0,
+                  on_result: Callable[[int, CheckReport], None] | None = None,
+                  **check_kw: Any) -> list[CheckReport]:
+    """Check each id (resolved by ``resolve``, a picklable top-level function) in order.
+
+    With ``workers`` ≤ 1 (or one id) the checks run in this process (no timeout). Otherwise
+    in spawned workers: a domain that crashes its worker or runs past ``timeout_s`` becomes a
+    failed report, the worker is replaced and the other domains carry on.
+    """
+    workers = min(workers if workers is not None else (os.cpu_count() or 1), len(ids))
+    results: list[CheckReport | None] = [None] * len(ids)
+
+    def done(idx: int, rep: CheckReport) -> None:
+        results[idx] = rep
+        if on_result is not None:
+            on_result(idx, rep)
+
+    if workers <= 1:
+        for i, did in enumerate(ids):
+            done(i, _check_id(resolve, did, check_kw))
+        return [r for r in results if r is not None]
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    ctx = mp.get_context("spawn")
+    jobs = deque(enumerate(ids))
+    slots = [_Slot(ctx, resolve, check_kw) for _ in range(workers)]
+    try:
+        for s in slots:
+            s.give(jobs.popleft())
+        while any(s.job for s in slots):
+            busy = [s for s in slots if s.job]
+            wait([s.conn for s in busy] + [s.proc.sentinel for s in busy], timeout=1.0)
+            for k, s in enumerate(slots):
+                rep = _poll(s, timeout_s) if s.job else None
+                if rep is None:
+                    continue
+                done(s.job[0], rep)
+                if rep.timings.get("worker_lost"):
+                    s.stop(kill=True)
+                    slots[k] = s = _Slot(ctx, resolve, check_kw)
+                s.job = None
+                if jobs:
+                    s.give(jobs.popleft())
+    finally:
+        for s in slots:
+            try:
+                s.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for s in slots:
+            s.stop()
+    return [r for r in results if r is not None]
+
+
+def _poll(s: _Slot, timeout_s: float) -> CheckReport | None:
+    """The slot's finished report, a failed one if its worker died or timed out, else None."""
+    idx, did = s.job  # type: ignore[misc]
+    lost = {"worker_lost": 1.0}
+    if s.conn.poll():
+        try:
+            got_idx, rep = s.conn.recv()
+            if got_idx == idx:
+                return rep
+        except (EOFError, OSError):
+            pass
+    if not s.proc.is_alive():
+        return CheckReport(did, False, [f"worker process died (exit code {s.proc.exitcode})"], lost)
+    if time.monotonic() - s.started > timeout_s:
+        return CheckReport(did, False, [f"timed out after {timeout_s:.0f}s"], lost)
+    return None
