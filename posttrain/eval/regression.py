@@ -78,17 +78,22 @@ class RegressionSet(BaseModel):
 
     def tasks(self, domains: dict[str, Any]) -> list[Task]:
         """Regenerate every item's Task with the given domain objects (keyed by exact id)."""
-        from posttrain.domains.base import sample_task
-
         tasks = []
-        for domain_id, block in self.domains.items():
+        for domain_id in self.domains:
             dom = domains.get(domain_id)
             if dom is None:
                 have = ", ".join(sorted(domains)) or "none"
                 raise ConfigError(f"regression set needs domain {domain_id!r} (exact version); "
                                   f"available: {have}. Rebuild the set after a version bump.")
-            tasks.extend(sample_task(dom, seed, diff) for diff, seed in block.items)
+            tasks.extend(self.domain_tasks(dom))
         return tasks
+
+    def domain_tasks(self, dom: Any) -> list[Task]:
+        """The Tasks of one domain's block, regenerated from their seeds."""
+        from posttrain.domains.base import sample_task
+
+        block = self.domains[dom.id]
+        return [sample_task(dom, seed, diff) for diff, seed in block.items]
 
 
 def _items(difficulties: Sequence[int], per_domain: int, seed: int) -> list[tuple[int, int]]:

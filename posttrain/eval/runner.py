@@ -127,8 +127,11 @@ def collect_records(backend: InferenceBackend, domains: Mapping[str, Any], rset:
     records: list[SampleRecord] = []
     stats = {"reused_items": 0, "generated_items": 0}
     for domain_id in rset.domains:
-        dom = domains[domain_id]
-        tasks = rset.tasks({domain_id: dom})
+        dom = domains.get(domain_id)
+        if dom is None or dom.id != domain_id:
+            raise ConfigError(f"regression set needs domain {domain_id!r} (exact version); "
+                              f"available: {', '.join(sorted(domains)) or 'none'}")
+        tasks = rset.domain_tasks(dom)
         trajs: dict[str, list[Trajectory]] = {}
         for t in tasks:
             have = (reuse or {}).get(t.key, [])
