@@ -1,0 +1,111 @@
+"""Calibration: a model's pass rate per (domain, difficulty) cell, as JSON and a PNG heatmap.
+
+What it is: the measurement behind ``posttrain domains calibrate``. For each cell it samples
+``n_tasks`` tasks (seeds ``seed .. seed + n_tasks - 1``), generates ``samples`` completions
+per task with the given backend through :func:`posttrain.rollout.single_turn.run_groups`
+(the same env and verifier as training), and records the pass rate (share of samples scoring
+1.0), the mean reward and the number of verifier or inference errors (excluded from both
+rates, counted apart). A curriculum uses it to start where the model is learnable
+(pass rate strictly between 0 and 1).
+
+What it does not do: multi-turn domains (tool or sandbox episodes need the agent loop; they
+are listed as skipped), or confidence intervals (see :mod:`posttrain.eval`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from posttrain.domains import get_domain, sample_task
+from posttrain.inference.base import SamplingParams
+
+PASS = 1.0 - 1e-9
+
+
+def calibrate(backend: Any, domain_ids: Sequence[str], *, n_tasks: int = 16, samples: int = 1,
+              temperature: float = 0.0, max_new_tokens: int = 32, seed: int = 0,
+              difficulties: Sequence[int] | None = None, batch_tasks: int = 64) -> dict[str, Any]:
+    """Pass rates of ``backend`` on every (domain, difficulty) cell; see the module docstring."""
+    from posttrain.rollout.single_turn import run_groups
+
+    params = SamplingParams(n=samples, temperature=temperature, greedy=temperature == 0.0,
+                            max_new_tokens=max_new_tokens, seed=seed)
+    t0 = time.perf_counter()
+    cells: dict[str, dict[str, Any]] = {}
+    for did in domain_ids:
+        dom = get_domain(did)
+        if getattr(dom, "env_kind", "single_turn") != "single_turn":
+            cells[dom.id] = {"skipped": f"env_kind {dom.env_kind!r}: calibrate runs single-turn domains"}
+            continue
+        levels = [d for d in dom.difficulties if difficulties is None or d in difficulties]
+        cells[dom.id] = {}
+        for d in levels:
+            tasks = [sample_task(dom, seed + i, d) for i in range(n_tasks)]
+            groups = []
+            for k in range(0, len(tasks), batch_tasks):
+                groups += run_groups(backend, tasks[k:k + batch_tasks], params)
+            cells[dom.id][str(d)] = _cell_stats(groups)
+    return {"policy_version": int(getattr(backend, "policy_version", 0)),
+            "params": {"n_tasks": n_tasks, "samples": samples, "temperature": temperature,
+                       "max_new_tokens": max_new_tokens, "seed": seed},
+            "domains": cells, "wall_s": round(time.perf_counter() - t0, 3)}
+
+
+def _cell_stats(groups: Sequence[Any]) -> dict[str, Any]:
+    trajs = [t for g in groups for t in g.trajectories]
+    usable = [t for t in trajs if t.usable]
+    rewards = [t.reward for t in usable]
+    return {
+        "pass_rate": sum(r >= PASS for r in rewards) / len(rewards) if rewards else None,
+        "mean_reward": sum(rewards) / len(rewards) if rewards else None,
+        "n_tasks": len(groups),
+        "n_samples": len(trajs),
+        "errors": len(trajs) - len(usable),
+    }
+
+
+def write_outputs(result: dict[str, Any], out: Path) -> dict[str, Path]:
+    """``calibration.json`` and ``calibration.png`` (heatmap of pass rates) under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    json_path = out / "calibration.json"
+    json_path.write_text(json.dumps(result, indent=2, sort_keys=True))
+    png_path = out / "calibration.png"
+    plot_heatmap(result, png_path)
+    return {"json": json_path, "png": png_path}
+
+
+def plot_heatmap(result: dict[str, Any], path: Path) -> None:
+    """Rows: domains; columns: difficulties; colour: pass rate (grey where not measured)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    rows = [(did, c) for did, c in result["domains"].items() if "skipped" not in c]
+    levels = sorted({int(d) for _, c in rows for d in c})
+    grid = np.full((max(1, len(rows)), max(1, len(levels))), np.nan)
+    for i, (_, c) in enumerate(rows):
+        for j, d in enumerate(levels):
+            v = c.get(str(d), {}).get("pass_rate")
+            grid[i, j] = math.nan if v is None else v
+    fig, ax = plt.subplots(figsize=(1.2 + 0.9 * max(1, len(levels)), 0.8 + 0.35 * max(1, len(rows))))
+    cmap = plt.get_cmap("viridis").copy()
+    cmap.set_bad("lightgrey")
+    im = ax.imshow(np.ma.masked_invalid(grid), vmin=0.0, vmax=1.0, cmap=cmap, aspect="auto")
+    ax.set_xticks(range(len(levels)), [f"d{d}" for d in levels])
+    ax.set_yticks(range(len(rows)), [did for did, _ in rows])
+    for i in range(len(rows)):
+        for j in range(len(levels)):
+            if not math.isnan(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if grid[i, j] < 0.6 else "black")
+    ax.set_title(f"pass rate (policy v{result.get('policy_version', 0)})")
+    fig.colorbar(im, ax=ax, fraction=0.05)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
