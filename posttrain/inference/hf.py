@@ -1,0 +1,342 @@
+"""The in-process Hugging Face backend: batched sampling from any transformers causal LM.
+
+What it is: an :class:`~posttrain.inference.base.InferenceBackend` over a
+``transformers`` causal LM and its tokenizer, with its own decode loop (one
+``model(input_ids, attention_mask, position_ids, past_key_values, use_cache=True)`` call per
+new token for the whole batch), not ``model.generate``.
+
+How a call runs:
+1. every prompt (a chat message list) is rendered with the tokenizer's chat template
+   (``params.tools`` passed as ``tools=``) and tokenized; identical prompts are merged;
+2. **prefix cache**: the longest common token prefix of the distinct prompts (e.g. a shared
+   system prompt or tool list), when at least ``min_prefix_tokens`` long, is run once and
+   its KV cache kept in a small LRU keyed by ``(policy_version, weight fingerprint, prefix
+   ids)``; a later call reuses the longest run of leading tokens it shares with a cached
+   prefix (the KV of a causal prefix's first m tokens is a slice of it);
+3. **prompt sharing**: one prefill per distinct prompt (its suffix after the prefix, left
+   padded, batched), then the KV cache is gathered to the ``n`` samples of each prompt —
+   never ``n`` prefills;
+4. decode: all P×n rows sample together; rows that finish (eos or a stop string) stop
+   being recorded at once and are dropped from the batch when at most half remain.
+
+Logprob semantics (the trainer must recompute the same way): the behaviour logprob of a
+sampled token is ``log_softmax(logits / temperature)`` at that token, taken *before* top-p
+truncation; with ``greedy`` (or temperature 0) it is ``log_softmax(logits)``. It equals a
+full forward pass over ``prompt + completion`` to float32 rounding (tested to 1e-4).
+
+Guarantees:
+- ``finish_reason`` is ``"stop"`` (eos or a stop string) or ``"length"``; an eos token is
+  kept in ``token_ids_T`` (with its logprob) and left out of ``text``; a stop string is cut
+  from ``text`` while the ids are kept up to and including the token that completed it;
+- ``params.seed`` makes a call reproducible (same prompts, same weights, same result);
+- ``load_weights(version, state_dict)`` copies weights in place, sets ``policy_version`` and
+  drops the prefix cache; in-place edits of the weights without ``load_weights`` (a shared
+  module stepped by an optimizer) are caught by the weight fingerprint (tensor version
+  counters), so a stale KV cache is never reused.
+
+What it does not do: continuous batching, paged attention or speculative decoding (use the
+vllm or openai backends for serving), or stop strings that span a special token.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import torch
+
+from posttrain.core.errors import InferenceError
+from posttrain.core.types import Completion, Message
+
+from .base import SamplingParams
+
+
+@dataclass
+class HFStats:
+    """Counters a caller (or a test) can read to see what the cache did."""
+
+    prefill_rows: int = 0  # distinct prompts prefilled
+    prefix_hits: int = 0
+    prefix_misses: int = 0
+    decode_steps: int = 0
+
+
+@dataclass
+class _Rows:
+    """The live decode batch: which output row each cache row feeds, and its state."""
+
+    out_index: torch.Tensor  # (B,) output row of each cache row
+    mask: torch.Tensor  # (B, K) attention mask over the cache
+    next_pos: torch.Tensor  # (B, 1) position id of the next token
+
+
+class HFBackend:
+    """Batched sampling over a transformers causal LM (see the module docstring)."""
+
+    def __init__(self, model: Any, tokenizer: Any, *, device: str = "cpu", policy_version: int = 0,
+                 min_prefix_tokens: int = 16, prefix_cache_size: int = 4):
+        self.device = torch.device(device)
+        self.model = model.to(self.device)
+        self.tokenizer = tokenizer
+        self.policy_version = policy_version
+        self.min_prefix_tokens = max(1, min_prefix_tokens)
+        self.prefix_cache_size = prefix_cache_size
+        self.stats = HFStats()
+        self._prefix_cache: OrderedDict[tuple, list[tuple[torch.Tensor, torch.Tensor]]] = OrderedDict()
+        self._pad_id = _first_id(tokenizer.pad_token_id, tokenizer.eos_token_id, 0)
+        gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+        eos = [tokenizer.eos_token_id] + (gen_eos if isinstance(gen_eos, list) else [gen_eos])
+        self.eos_ids = frozenset(int(e) for e in eos if e is not None)
+        self.max_positions = getattr(model.config, "max_position_embeddings", None)
+
+    # ---------------------------------------------------------------- weights
+    def load_weights(self, version: int, weights: Any) -> None:
+        """Copy ``weights`` (a state dict or a module; None: already in place) and set the version."""
+        if weights is not None:
+            state = weights.state_dict() if hasattr(weights, "state_dict") else weights
+            own = self.model.state_dict()
+            missing = sorted(set(own) - set(state))
+            if missing:
+                raise InferenceError(f"load_weights: {len(missing)} weights missing, e.g. {missing[:3]}")
+            with torch.no_grad():
+                for name, param in own.items():
+                    param.copy_(state[name])
+        self.policy_version = int(version)
+        self._prefix_cache.clear()
+
+    def _fingerprint(self) -> int:
+        # Tensor version counters move on every in-place write (optimizer steps included).
+        return sum(p._version for p in self.model.parameters())
+
+    # ---------------------------------------------------------------- prompts
+    def render(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = ()) -> list[int]:
+        """Prompt token ids of one chat prompt, with the generation prompt appended."""
+        try:
+            text = self.tokenizer.apply_chat_template(
+                [dict(m) for m in messages], tools=[dict(t) for t in tools] or None,
+                add_generation_prompt=True, tokenize=False)
+        except Exception as exc:  # jinja errors are not typed; name the boundary instead
+            raise InferenceError(f"chat template failed: {exc}") from exc
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    # ---------------------------------------------------------------- generate
+    def generate(self, prompts: Sequence[Sequence[Message]],
+                 params: SamplingParams) -> list[list[Completion]]:
+        _check_params(params)
+        if not prompts:
+            return []
+        ids_P = [tuple(self.render(p, params.tools)) for p in prompts]
+        was_training = self.model.training
+        if was_training:  # a module shared with the trainer; eval() walks every submodule
+            self.model.eval()
+        try:
+            with torch.inference_mode():
+                return self._generate_ids(ids_P, params)
+        finally:
+            if was_training:
+                self.model.train()
+
+    def _generate_ids(self, ids_P: list[tuple[int, ...]], params: SamplingParams) -> list[list[Completion]]:
+        distinct = list(dict.fromkeys(ids_P))
+        longest = max(len(d) for d in distinct)
+        if self.max_positions and longest >= self.max_positions:
+            raise InferenceError(f"prompt of {longest} tokens does not fit the model's "
+                                 f"{self.max_positions} positions")
+        budget = params.max_new_tokens
+        if self.max_positions:
+            budget = min(budget, self.max_positions - longest)
+        version = self.policy_version
+        slot = {d: i for i, d in enumerate(distinct)}
+        # Output row r = prompt p, sample j; rows of one prompt are contiguous.
+        src_U = [slot[ids_P[r // params.n]] for r in range(len(ids_P) * params.n)]
+        cache, logits_U, mask_U, pos_U = self._prefill(distinct)
+        index = torch.tensor(src_U, device=self.device)
+        cache.batch_select_indices(index)
+        rows = _Rows(torch.arange(len(src_U), device=self.device), mask_U[index], pos_U[index])
+        toks, lps, reasons = self._decode(cache, logits_U[index], rows, params, budget)
+        out: list[list[Completion]] = []
+        for p, prompt in enumerate(ids_P):
+            group = []
+            for r in range(p * params.n, (p + 1) * params.n):
+                text = self._text(toks[r], params.stop)
+                group.append(Completion(text, tuple(toks[r]), tuple(lps[r]), reasons[r], version, prompt))
+            out.append(group)
+        return out
+
+    def _text(self, ids: list[int], stop: Sequence[str]) -> str:
+        text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        cuts = [i for i in (text.find(s) for s in stop) if i >= 0]
+        return text[:min(cuts)] if cuts else text
+
+    # ---------------------------------------------------------------- prefill
+    def _prefill(self, distinct: list[tuple[int, ...]]):
+        """KV cache, last logits, attention mask and next position for each distinct prompt."""
+        prefix = self._prefix_for(distinct)
+        L = len(prefix[0]) if prefix else 0
+        suffixes = [d[L:] for d in distinct]
+        U, S = len(distinct), max(len(s) for s in suffixes)
+        ids = torch.full((U, S), self._pad_id, dtype=torch.long)
+        real = torch.zeros((U, S), dtype=torch.long)
+        for u, s in enumerate(suffixes):
+            ids[u, S - len(s):] = torch.tensor(s, dtype=torch.long)
+            real[u, S - len(s):] = 1
+        pos = (L + real.cumsum(1) - 1).clamp(min=L)
+        mask = torch.cat([torch.ones((U, L), dtype=torch.long), real], 1)
+        from transformers import DynamicCache
+
+        kv = [(k.expand(U, -1, -1, -1), v.expand(U, -1, -1, -1)) for k, v in prefix[1]] if prefix else None
+        cache = DynamicCache(ddp_cache_data=kv, config=self.model.config)
+        out = self._forward(ids, mask, pos, cache, last_only=True)
+        self.stats.prefill_rows += U
+        return cache, out[:, -1, :], mask.to(self.device), pos[:, -1:].to(self.device) + 1
+
+    def _forward(self, ids, mask, pos, cache, last_only: bool) -> torch.Tensor:
+        kwargs = {"logits_to_keep": 1} if last_only else {}
+        out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+                         position_ids=pos.to(self.device), past_key_values=cache, use_cache=True,
+                         **kwargs)
+        return out.logits.float()
+
+    def _prefix_for(self, distinct: list[tuple[int, ...]]):
+        """``(prefix ids, per-layer KV)`` shared by all prompts, or None when not worth it."""
+        # The last prompt token must stay in the suffix: its logits start the answer.
+        cap = min(len(d) for d in distinct) - 1
+        common = _common_prefix(distinct, cap)
+        stamp = (self.policy_version, self._fingerprint())
+        best, best_len = None, 0
+        for key in self._prefix_cache:
+            shared = len(_common_prefix([key[1], common], len(common))) if key[0] == stamp else 0
+            if shared > best_len:
+                best, best_len = key, shared
+        if best is not None and best_len >= self.min_prefix_tokens:
+            self._prefix_cache.move_to_end(best)
+            self.stats.prefix_hits += 1
+            # Causal attention: the KV of the first m tokens of a cached prefix is its slice.
+            kv = [(k[:, :, :best_len], v[:, :, :best_len]) for k, v in self._prefix_cache[best]]
+            return common[:best_len], kv
+        # A new prefix is only worth a separate forward when several prompts share it.
+        if len(distinct) < 2 or len(common) < self.min_prefix_tokens:
+            return None
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.model.config)
+        n = len(common)
+        self._forward(torch.tensor([common]), torch.ones((1, n), dtype=torch.long),
+                      torch.arange(n).unsqueeze(0), cache, last_only=True)
+        kv = [(layer.keys, layer.values) for layer in cache.layers]
+        self.stats.prefix_misses += 1
+        self._prefix_cache[(stamp, common)] = kv
+        while len(self._prefix_cache) > self.prefix_cache_size:
+            self._prefix_cache.popitem(last=False)
+        return common, kv
+
+    # ---------------------------------------------------------------- decode
+    def _decode(self, cache, logits, rows: _Rows, params: SamplingParams, budget: int):
+        B = logits.shape[0]
+        toks: list[list[int]] = [[] for _ in range(B)]
+        lps: list[list[float]] = [[] for _ in range(B)]
+        reasons = ["length"] * B
+        if budget <= 0:
+            return toks, lps, reasons
+        gen = torch.Generator(device=self.device)
+        if params.seed is None:
+            gen.seed()
+        else:
+            gen.manual_seed(params.seed)
+        stops = tuple(params.stop)
+        window = max((len(s) for s in stops), default=0) + 2
+        live = list(range(B))  # output rows still generating, aligned with cache rows
+        for step in range(budget):
+            tok_B, lp_B = _sample(logits, params, gen)
+            tok_list, lp_list = tok_B.tolist(), lp_B.tolist()
+            done = []
+            for i, r in enumerate(live):
+                if r < 0:
+                    continue
+                toks[r].append(tok_list[i])
+                lps[r].append(lp_list[i])
+                if tok_list[i] in self.eos_ids:
+                    reasons[r] = "stop"
+                    done.append(i)
+            if stops:
+                done += self._stopped(live, toks, stops, window, reasons, set(done))
+            for i in done:
+                live[i] = -1
+            if step == budget - 1 or all(r < 0 for r in live):
+                break
+            live, tok_B = self._maybe_compact(cache, rows, live, tok_B)
+            rows.mask = torch.cat([rows.mask, rows.mask.new_ones((len(live), 1))], 1)
+            logits = self._forward(tok_B.unsqueeze(1), rows.mask, rows.next_pos, cache, last_only=True)[:, -1]
+            rows.next_pos = rows.next_pos + 1
+            self.stats.decode_steps += 1
+        return toks, lps, reasons
+
+    def _stopped(self, live, toks, stops, window, reasons, already) -> list[int]:
+        """Cache rows whose newest token completed a stop string (decoding only a short tail)."""
+        cand = [i for i, r in enumerate(live) if r >= 0 and i not in already]
+        tails = self.tokenizer.batch_decode([toks[live[i]][-window:] for i in cand],
+                                            skip_special_tokens=True)
+        hit = []
+        for i, tail in zip(cand, tails):
+            if any(s in tail for s in stops):
+                reasons[live[i]] = "stop"
+                hit.append(i)
+        return hit
+
+    def _maybe_compact(self, cache, rows: _Rows, live: list[int], tok_B: torch.Tensor):
+        """Drop finished rows from the batch once at most half of it is still generating."""
+        keep = [i for i, r in enumerate(live) if r >= 0]
+        if len(keep) * 2 > len(live):
+            return live, tok_B
+        index = torch.tensor(keep, device=self.device)
+        cache.batch_select_indices(index)
+        rows.mask, rows.next_pos = rows.mask[index], rows.next_pos[index]
+        return [live[i] for i in keep], tok_B[index]
+
+
+def _sample(logits: torch.Tensor, params: SamplingParams, gen: torch.Generator):
+    """Sampled ids (B,) and their behaviour logprobs (B,) — before top-p truncation."""
+    if params.greedy or params.temperature == 0:
+        logp = torch.log_softmax(logits, -1)
+        tok = logp.argmax(-1, keepdim=True)
+        return tok.squeeze(1), logp.gather(1, tok).squeeze(1)
+    logp = torch.log_softmax(logits / params.temperature, -1)
+    probs = logp.exp()
+    if params.top_p < 1.0:
+        sorted_p, order = probs.sort(-1, descending=True)
+        # Keep the smallest head whose mass reaches top_p (the top token always survives).
+        sorted_p[(sorted_p.cumsum(-1) - sorted_p) >= params.top_p] = 0.0
+        tok = order.gather(1, torch.multinomial(sorted_p, 1, generator=gen))
+    else:
+        tok = torch.multinomial(probs, 1, generator=gen)
+    return tok.squeeze(1), logp.gather(1, tok).squeeze(1)
+
+
+def _common_prefix(seqs: list[tuple[int, ...]], cap: int) -> tuple[int, ...]:
+    first = seqs[0][:max(cap, 0)]
+    n = len(first)
+    for s in seqs[1:]:
+        i = 0
+        while i < n and s[i] == first[i]:
+            i += 1
+        n = i
+    return first[:n]
+
+
+def _check_params(params: SamplingParams) -> None:
+    problems = []
+    if params.n < 1:
+        problems.append(f"n={params.n} (must be >= 1)")
+    if params.max_new_tokens < 0:
+        problems.append(f"max_new_tokens={params.max_new_tokens} (must be >= 0)")
+    if params.temperature < 0:
+        problems.append(f"temperature={params.temperature} (must be >= 0)")
+    if not 0.0 < params.top_p <= 1.0:
+        problems.append(f"top_p={params.top_p} (must be in (0, 1])")
+    if problems:
+        raise InferenceError("bad sampling params: " + ", ".join(problems))
+
+
+def _first_id(*candidates: int | None) -> int:
+    return next(int(c) for c in candidates if c is not None)
