@@ -187,14 +187,19 @@ class WorkStore:
                     _put(c, name, value)
             return ok
 
-    def fail(self, item: WorkItem, reason: str, *, retryable: bool, backoff_s: float = 0.0) -> str:
-        """Record a failed attempt: ``'queued'`` (retry after backoff), ``'failed'`` or ``'lost'``."""
+    def fail(self, item: WorkItem, reason: str, *, retryable: bool, backoff_s: float = 0.0,
+             max_attempts: int | None = None) -> str:
+        """Record a failed attempt: ``'queued'`` (retry after backoff), ``'failed'`` or ``'lost'``.
+
+        ``max_attempts`` (the caller's limit) can only lower the item's own limit.
+        """
         now = self.clock()
         with self._tx() as c:
             row = c.execute("SELECT max_attempts FROM items WHERE id = ?", (item.id,)).fetchone()
             if row is None:
                 raise SchedulerError(f"no work item with id {item.id}")
-            if retryable and item.attempt < row[0]:
+            limit = row[0] if max_attempts is None else min(row[0], max_attempts)
+            if retryable and item.attempt < limit:
                 ok = self._fenced(c, "UPDATE items SET state = 'queued', worker = NULL, lease_until = NULL,"
                                   " not_before = ?, last_error = ?, updated = ?",
                                   (now + backoff_s, reason, now), item)
