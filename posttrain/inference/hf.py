@@ -64,9 +64,8 @@ class HFStats:
 
 @dataclass
 class _Rows:
-    """The live decode batch: which output row each cache row feeds, and its state."""
+    """Per cache row state of the live decode batch."""
 
-    out_index: torch.Tensor  # (B,) output row of each cache row
     mask: torch.Tensor  # (B, K) attention mask over the cache
     next_pos: torch.Tensor  # (B, 1) position id of the next token
 
@@ -153,7 +152,7 @@ class HFBackend:
         cache, logits_U, mask_U, pos_U = self._prefill(distinct)
         index = torch.tensor(src_U, device=self.device)
         cache.batch_select_indices(index)
-        rows = _Rows(torch.arange(len(src_U), device=self.device), mask_U[index], pos_U[index])
+        rows = _Rows(mask_U[index], pos_U[index])
         toks, lps, reasons = self._decode(cache, logits_U[index], rows, params, budget)
         out: list[list[Completion]] = []
         for p, prompt in enumerate(ids_P):
