@@ -94,8 +94,7 @@ def plot_heatmap(result: dict[str, Any], path: Path) -> None:
             v = c.get(str(d), {}).get("pass_rate")
             grid[i, j] = math.nan if v is None else v
     fig, ax = plt.subplots(figsize=(1.2 + 0.9 * max(1, len(levels)), 0.8 + 0.35 * max(1, len(rows))))
-    cmap = plt.get_cmap("viridis").copy()
-    cmap.set_bad("lightgrey")
+    cmap = plt.get_cmap("viridis").with_extremes(bad="lightgrey")
     im = ax.imshow(np.ma.masked_invalid(grid), vmin=0.0, vmax=1.0, cmap=cmap, aspect="auto")
     ax.set_xticks(range(len(levels)), [f"d{d}" for d in levels])
     ax.set_yticks(range(len(rows)), [did for did, _ in rows])

@@ -38,7 +38,7 @@ from posttrain.domains import (
 )
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 def _die(msg: str, code: int = 2) -> None:

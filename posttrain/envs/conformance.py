@@ -7,7 +7,8 @@
 - transport: the task survives pickling and a JSON round-trip, and the reference still scores
   1.0 on the round-tripped task; ``hidden`` is not in ``public_view()``;
 - a heuristic leak check: the hidden answer (6+ characters) must not be written in the prompt
-  or public data (a failure when it is in every sampled task of a difficulty, else a warning);
+  or public data — a failure when every sampled task of a difficulty shows its own answer but
+  not the other tasks' (an option list shows them all: not a leak), else at most a warning;
 - the reference scores 1.0 through the env (:func:`posttrain.envs.factory.make_env`): the
   final answer ``solve(task)``, or the scripted episode ``reference_actions(task)``;
 - reward hacks score ≤ 0.05: the generic probes of :func:`generic_probes` (empty, garbage,
@@ -202,6 +203,10 @@ class _Checker:
             text = json.dumps(to_dict(task), sort_keys=True)
         except (TypeError, ValueError) as exc:
             self.fail("json", f"task is not JSON-serialisable ({where}): {exc}"[:300])
+            try:
+                pickle.dumps(task)
+            except Exception as pexc:
+                self.fail("pickle", f"task does not pickle ({where}): {type(pexc).__name__}")
             return None
         if json.dumps(to_dict(again), sort_keys=True) != text:
             self.fail("determinism", f"same seed gave different tasks ({where})")
@@ -227,16 +232,15 @@ class _Checker:
             self.fail("public_view", "public_view() exposes the hidden part")
         return out
 
-    def leaked(self, task: Task) -> bool:
+    def answer_and_visible(self, task: Task) -> tuple[str | None, str]:
+        """The hidden answer as text (None when absent or short) and all the policy sees."""
         ans = task.hidden.get("answer") if isinstance(task.hidden, Mapping) else None
-        if not isinstance(ans, (str, int, float)) or isinstance(ans, bool):
-            return False
-        ans = str(ans).strip()
-        if len(ans) < LEAK_MIN_CHARS:
-            return False
         visible = " ".join(str(m.get("content", "")) for m in task.prompt)
-        visible += json.dumps([to_dict(task)["public"], to_dict(task)["metadata"]])
-        return ans in visible
+        visible += json.dumps([to_dict(task)["public"], to_dict(task)["metadata"]], default=repr)
+        if not isinstance(ans, (str, int, float)) or isinstance(ans, bool):
+            return None, visible
+        ans = str(ans).strip()
+        return (ans if len(ans) >= LEAK_MIN_CHARS else None), visible
 
     def reference(self, task: Task, where: str, copies: Sequence[Task]) -> str | None:
         try:
@@ -309,32 +313,48 @@ def check_domain(domain: Any, *, seeds: Sequence[int] = (0, 1, 2),
 
 
 def _check_difficulty(c: _Checker, d: int, seeds: list[int]) -> None:
-    signatures, leaks, n = set(), 0, 0
+    signatures, seen = set(), []
     for i, seed in enumerate(seeds):
         where = f"d{d} s{seed}"
         task = c.generate(seed, d)
         if task is None:
             continue
-        n += 1
         signatures.add(_signature(task))
+        seen.append(c.answer_and_visible(task))
         copies = c.transport(task, where)
-        leaks += c.leaked(task)
         answer = c.reference(task, where, copies if i == 0 else [])
         if answer is not None:
             c.probes(task, answer, where)
-    full = n
-    # Diversity needs a few more seeds than the full check; generation alone is cheap.
-    for seed in range(max(seeds, default=0) + 1, max(seeds, default=0) + 1 + max(0, 4 - n)):
+    # Diversity and leaks need a few more tasks than the full check; generation is cheap.
+    top = max(seeds, default=0)
+    for seed in range(top + 1, top + 1 + max(0, 4 - len(seen))):
         task = c.generate(seed, d)
         if task is not None:
             signatures.add(_signature(task))
-            n += 1
-    if n >= 2 and len(signatures) == 1:
+            seen.append(c.answer_and_visible(task))
+    if len(seen) >= 2 and len(signatures) == 1:
         c.fail("diversity", f"different seeds all give the same task (d{d})")
-    if leaks and "answer_in_prompt" not in c.exempt:
-        # Clearly leaked = in every fully checked task (at least two); a one-off is a warning.
-        msg = f"hidden answer written in the prompt/public data in {leaks}/{full} task(s) (d{d})"
-        c.log.add("fail" if leaks == full >= 2 else "warn", "leak", msg)
+    if "answer_in_prompt" not in c.exempt:
+        _leak_verdict(c, d, seen)
+
+
+def _leak_verdict(c: _Checker, d: int, seen: list[tuple[str | None, str]]) -> None:
+    """Fail only a clear leak: every task shows its own answer and not the others' answers.
+
+    A prompt that lists the options ("answer valid or invalid") shows every task's answer,
+    so it is not a leak; a prompt that contains exactly its own answer is.
+    """
+    leaks = [i for i, (a, vis) in enumerate(seen) if a is not None and a in vis]
+    if not leaks:
+        return
+    singled = [i for i in leaks
+               if any(a != seen[i][0] and a not in seen[i][1] for a, _ in seen if a is not None)]
+    msg = f"hidden answer written in the prompt/public data in {len(leaks)}/{len(seen)} tasks (d{d})"
+    clear = len(seen) >= 2 and len(singled) == len(seen)
+    if clear:
+        c.fail("leak", msg)
+    elif len(singled) == len(leaks):  # options-style prompts are the expected case: no noise
+        c.log.add("warn", "leak", msg)
 
 
 def _report(dom_id: str, c: _Checker, t_start: float) -> CheckReport:
