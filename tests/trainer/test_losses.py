@@ -190,3 +190,13 @@ def test_algorithms_and_config():
     # RLConfig goes straight into a loss
     loss, _ = LOSSES.get("grpo")(_batch(), _new_logprobs(_batch()), RLConfig())
     assert torch.isfinite(loss)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES.ids()))
+def test_an_empty_batch_gives_a_zero_loss_not_a_crash(name):
+    batch = build_policy_batch([group(traj([1], [2], 1.0, error=True))], [[1.0]], 0)
+    assert batch.num_rows == 0 and batch.stats["batch/unusable"] == 1
+    lp = torch.zeros(batch.input_ids.shape, requires_grad=True)
+    loss, m = LOSSES.get(name)(batch, lp, CFG)
+    loss.backward()
+    assert loss.item() == 0.0 and m["loss/action_tokens"] == 0.0

@@ -12,12 +12,13 @@ torch.set_num_threads(1)  # 2 shared cores: one thread is faster and steadier
 TASK = Task(domain="test.toy-v1", seed=0, difficulty=1, prompt=({"role": "user", "content": "x"},))
 
 
-def tiny_llama(seed: int = 0, vocab_size: int = 32):
+def tiny_llama(seed: int = 0, vocab_size: int = 32, **overrides):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(seed)
-    cfg = LlamaConfig(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2,
-                      num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+    shape = dict(vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2,
+                 num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+    cfg = LlamaConfig(**{**shape, **overrides})
     return LlamaForCausalLM(cfg).eval()
 
 
