@@ -101,7 +101,7 @@ class _Live:
 
 
 EpisodeFn = Callable[[WorkItem, EpisodeContext], TrajectoryGroup]
-OnGroup = Callable[[WorkItem, TrajectoryGroup], None]
+OnGroup = Callable[[WorkItem, TrajectoryGroup, int], None]  # (item, cleaned group, seq)
 
 
 class LocalScheduler:
@@ -181,6 +181,15 @@ class LocalScheduler:
             self.conc.observe_consumed(len(out), time.monotonic())
             self._cv.notify_all()
         return out
+
+    def redeliver(self, groups: list[ReadyGroup]) -> None:
+        """Queue groups completed before a restart but never acknowledged by the consumer."""
+        with self._cv:
+            for g in groups:
+                self.filter.group_verdict(g.group)  # remember them, so a duplicate is caught
+                self._ready.append(g)
+            self._cv.notify_all()
+        self._count("redelivered", len(groups))
 
     def ready_count(self) -> int:
         with self._cv:
@@ -302,13 +311,16 @@ class LocalScheduler:
                                        policy_version=clean.policy_version)
         if verdict is None and self.persist_groups:
             summary["group"] = to_dict(clean)
-        if not self.store.complete(item, summary):
-            self._count("lost")  # another holder owns it now; its result stands
-            return
+        # complete + on_group under one lock: the order of completions (their seq) is the
+        # order of curriculum updates, so a replay after a crash rebuilds the same statistics
+        with self._hook_lock:
+            seq = self.store.complete(item, summary)
+            if not seq:
+                self._count("lost")  # another holder owns it now; its result stands
+                return
+            if self.on_group is not None and clean.trajectories:
+                self.on_group(item, clean, seq)
         self._count("completed")
-        if self.on_group is not None and clean.trajectories:
-            with self._hook_lock:
-                self.on_group(item, clean)
         if verdict is not None:
             self._count(f"dropped_{verdict}")
             return

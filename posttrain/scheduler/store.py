@@ -173,10 +173,11 @@ class WorkStore:
 
     # ----------------------------------------------------------------- outcomes
     def complete(self, item: WorkItem, result: dict[str, Any],
-                 state: dict[str, Any] | None = None) -> bool:
+                 state: dict[str, Any] | None = None) -> int:
         """Mark done with its result (and optional named state, same transaction).
 
-        False when the claim was lost: the result is discarded, the current holder's stands.
+        Returns the completion's sequence number (> 0), or 0 when the claim was lost: the
+        result is discarded and the current holder's stands.
         """
         with self._tx() as c:
             seq = c.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM items").fetchone()[0]
@@ -185,7 +186,7 @@ class WorkStore:
             if ok:
                 for name, value in (state or {}).items():
                     _put(c, name, value)
-            return ok
+            return seq if ok else 0
 
     def fail(self, item: WorkItem, reason: str, *, retryable: bool, backoff_s: float = 0.0,
              max_attempts: int | None = None) -> str:

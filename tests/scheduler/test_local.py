@@ -48,7 +48,7 @@ def test_infra_errors_are_retried_task_failures_and_bugs_are_not(tmp_path):
         return group(t, [0.0, 0.0, 0.0, 0.0] if item.key == "b" else [1.0, 0.0, 1.0, 0.0])
 
     seen = []
-    ls = LocalScheduler(store, episode, FAST, on_group=lambda it, g: seen.append(it.key)).start()
+    ls = LocalScheduler(store, episode, FAST, on_group=lambda it, g, seq: seen.append(it.key)).start()
     drain(store)
     got = ls.take(10, timeout=1)
     ls.stop()

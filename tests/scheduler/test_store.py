@@ -54,9 +54,9 @@ def test_expired_lease_is_requeued_and_the_stale_holder_is_fenced_off(tmp_path):
     clock.t += 11
     fresh = s.claim("w2", lease_s=10)
     assert fresh.key == "a" and fresh.attempt == 2
-    assert s.complete(slow, {"who": "w1"}) is False  # lost its lease
+    assert s.complete(slow, {"who": "w1"}) == 0  # lost its lease
     assert s.heartbeat(slow, 10) is False
-    assert s.complete(fresh, {"who": "w2"}) is True
+    assert s.complete(fresh, {"who": "w2"}) == 1
     assert [r.result for r in s.results()] == [{"who": "w2"}]
     # past max attempts an expired lease fails the item with a reason
     s.enqueue("b", {})
@@ -135,7 +135,7 @@ def test_results_ack_state_and_cancel(tmp_path):
     assert s.results(after_seq=1) == []
     b = s.claim("w", 10)
     assert s.cancel("b") is True
-    assert s.complete(b, {}) is False
+    assert s.complete(b, {}) == 0
     assert s.failures() == [("b", "cancelled")]
     with pytest.raises(Exception):
         s.enqueue("c", {"bad": object()})
