@@ -44,14 +44,15 @@ class MetricsWriter:
                  wandb: Mapping[str, Any] | None = None, mlflow: Mapping[str, Any] | None = None):
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        self._jsonl = (self.run_dir / "metrics.jsonl").open("a")
+        # Optional trackers first: a missing extra must fail before any file is opened.
+        self._wandb = self._start_wandb(wandb) if wandb is not None else None
+        self._mlflow = self._start_mlflow(mlflow) if mlflow is not None else None
         self._tb = None
         if tensorboard:
             from tensorboard.summary import Writer
 
             self._tb = Writer(str(self.run_dir / "tensorboard"))
-        self._wandb = self._start_wandb(wandb) if wandb is not None else None
-        self._mlflow = self._start_mlflow(mlflow) if mlflow is not None else None
+        self._jsonl = (self.run_dir / "metrics.jsonl").open("a")
 
     @staticmethod
     def _start_wandb(opts: Mapping[str, Any]) -> Any:
