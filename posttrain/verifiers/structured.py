@@ -118,6 +118,19 @@ def agreement_score(got: list[Any] | None, expected: list[Any]) -> float:
     return max(0.0, 2.0 * sequence_score(got, expected) - 1.0) if got is not None else 0.0
 
 
+def baseline_corrected_score(got: list[Any] | None, expected: list[Any]) -> float:
+    """Accuracy above the majority-label baseline, rescaled to [0, 1] (a Cohen-kappa-like score).
+
+    Answering the most common label everywhere, or a coin flip, earns about 0; a perfect
+    answer earns 1. When every expected label is the same, only a perfect answer earns credit.
+    """
+    acc = sequence_score(got, expected)
+    if acc == 1.0 or not expected:
+        return acc
+    base = max(expected.count(x) for x in set(expected)) / len(expected)
+    return max(0.0, (acc - base) / (1.0 - base)) if base < 1.0 else 0.0
+
+
 # JSON -------------------------------------------------------------------------------------
 
 def parse_json(answer: str) -> tuple[bool, Any]:
