@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping, Sequence
@@ -64,6 +65,9 @@ class OpenAICompatBackend:
         self.extra_body = dict(extra_body or {})
         self.on_load_weights = on_load_weights
         self.policy_version = policy_version
+        # A proxy from the environment must not capture calls to a server on this machine.
+        local = urllib.parse.urlsplit(self.base_url).hostname in ("127.0.0.1", "localhost", "::1")
+        self._opener = urllib.request.build_opener(*([urllib.request.ProxyHandler({})] if local else []))
 
     def load_weights(self, version: int, weights: Any) -> None:
         if weights is not None:
@@ -136,7 +140,7 @@ class OpenAICompatBackend:
         url = request.full_url
         for attempt in range(self.retries + 1):
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as resp:
+                with self._opener.open(request, timeout=self.timeout_s) as resp:
                     payload = resp.read()
                 break
             except urllib.error.HTTPError as exc:

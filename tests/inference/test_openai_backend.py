@@ -39,7 +39,8 @@ def test_round_trip_matches_the_backend_behind_the_server(hf):
     assert max_logprob_error(hf.model, remote, temperature=0.9) < 1e-4
 
 
-def test_greedy_sends_temperature_zero_and_tools(hf):
+def test_greedy_sends_temperature_zero_and_tools(hf, monkeypatch):
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # loopback calls must bypass it
     tool = {"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}
     with serve(hf) as (url, log):
         client = make_backend("openai", base_url=url + "/v1", model="tiny")
