@@ -35,7 +35,8 @@ Guarantees:
   counters), so a stale KV cache is never reused.
 
 What it does not do: continuous batching, paged attention or speculative decoding (use the
-vllm or openai backends for serving), or stop strings that span a special token.
+vllm or openai backends for serving), stop strings that span a special token, or concurrent
+``generate`` calls from several threads (one call at a time; a server puts a lock around it).
 """
 
 from __future__ import annotations
@@ -138,6 +139,8 @@ class HFBackend:
 
     def _generate_ids(self, ids_P: list[tuple[int, ...]], params: SamplingParams) -> list[list[Completion]]:
         distinct = list(dict.fromkeys(ids_P))
+        if not all(distinct):
+            raise InferenceError("a prompt rendered to no tokens")
         longest = max(len(d) for d in distinct)
         if self.max_positions and longest >= self.max_positions:
             raise InferenceError(f"prompt of {longest} tokens does not fit the model's "
@@ -186,16 +189,16 @@ class HFBackend:
 
         kv = [(k.expand(U, -1, -1, -1), v.expand(U, -1, -1, -1)) for k, v in prefix[1]] if prefix else None
         cache = DynamicCache(ddp_cache_data=kv, config=self.model.config)
-        out = self._forward(ids, mask, pos, cache, last_only=True)
+        logits = self._forward(ids, mask, pos, cache)
         self.stats.prefill_rows += U
-        return cache, out[:, -1, :], mask.to(self.device), pos[:, -1:].to(self.device) + 1
+        return cache, logits, mask.to(self.device), pos[:, -1:].to(self.device) + 1
 
-    def _forward(self, ids, mask, pos, cache, last_only: bool) -> torch.Tensor:
-        kwargs = {"logits_to_keep": 1} if last_only else {}
+    def _forward(self, ids, mask, pos, cache) -> torch.Tensor:
+        """Logits (B, V) of the last position; the cache grows by ``ids.shape[1]``."""
         out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                          position_ids=pos.to(self.device), past_key_values=cache, use_cache=True,
-                         **kwargs)
-        return out.logits.float()
+                         logits_to_keep=1)  # the vocabulary projection of earlier positions is wasted work
+        return out.logits[:, -1].float()
 
     def _prefix_for(self, distinct: list[tuple[int, ...]]):
         """``(prefix ids, per-layer KV)`` shared by all prompts, or None when not worth it."""
@@ -222,7 +225,7 @@ class HFBackend:
         cache = DynamicCache(config=self.model.config)
         n = len(common)
         self._forward(torch.tensor([common]), torch.ones((1, n), dtype=torch.long),
-                      torch.arange(n).unsqueeze(0), cache, last_only=True)
+                      torch.arange(n).unsqueeze(0), cache)
         kv = [(layer.keys, layer.values) for layer in cache.layers]
         self.stats.prefix_misses += 1
         self._prefix_cache[(stamp, common)] = kv
@@ -266,7 +269,7 @@ class HFBackend:
                 break
             live, tok_B = self._maybe_compact(cache, rows, live, tok_B)
             rows.mask = torch.cat([rows.mask, rows.mask.new_ones((len(live), 1))], 1)
-            logits = self._forward(tok_B.unsqueeze(1), rows.mask, rows.next_pos, cache, last_only=True)[:, -1]
+            logits = self._forward(tok_B.unsqueeze(1), rows.mask, rows.next_pos, cache)
             rows.next_pos = rows.next_pos + 1
             self.stats.decode_steps += 1
         return toks, lps, reasons
