@@ -125,7 +125,7 @@ class RefusesRoundTrip(Good):
 
 class Slow(Good):
     def generate(self, rng, difficulty):
-        time.sleep(0.02)
+        time.sleep(0.005)
         return super().generate(rng, difficulty)
 
 
