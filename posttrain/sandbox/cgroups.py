@@ -1,0 +1,258 @@
+"""Per-sandbox cgroups: memory, process count and CPU quotas, accounting, and tree kill.
+
+What it is: :func:`detect` finds which cgroup controllers this host lets us use (cgroup v1
+hierarchies, the v2 unified tree, or both, as on these machines), by creating and removing a
+probe group under our *own* cgroup (so sandboxes stay inside whatever budget the harness
+itself runs in). :class:`Cgroup` is one sandbox's set of groups.
+
+Guarantees:
+- every limit that cannot be applied is recorded in ``CgroupSupport.missing`` with the reason,
+  and the sandbox reports it (``IsolatedSandbox.degraded``) instead of silently running without;
+- :meth:`Cgroup.kill_all` kills every process in the sandbox, including ones that
+  double-forked or called ``setsid`` (v2 ``cgroup.kill`` when present, else v1 freezer:
+  freeze, kill, thaw, so a fork bomb cannot outrun the kill);
+- :meth:`Cgroup.destroy` leaves no group behind, or raises ``SandboxError``.
+
+Does not: limit disk I/O bandwidth, or account for kernel memory outside the memory
+controller.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from posttrain.core.errors import SandboxError
+
+PREFIX = "posttrain-sbx-"
+_V1_WANTED = ("memory", "pids", "cpu", "cpuacct", "freezer")
+_counter = itertools.count()
+_lock = threading.Lock()
+_cached: "CgroupSupport | None" = None
+
+
+@dataclass(frozen=True)
+class CgroupSupport:
+    """Which controllers are usable: name -> parent directory; ``missing``: name -> reason."""
+
+    parents: dict = field(default_factory=dict)
+    missing: dict = field(default_factory=dict)
+    unified: str | None = None  # v2 parent directory (for cgroup.kill / membership)
+
+    def has(self, name: str) -> bool:
+        return name in self.parents
+
+
+def _mounts() -> dict:
+    """controller name -> mount point, and 'unified' -> the cgroup2 mount."""
+    found: dict = {}
+    with open("/proc/self/mountinfo") as fh:
+        for line in fh:
+            left, _, right = line.partition(" - ")
+            fstype, _src, opts = (right.split() + ["", "", ""])[:3]
+            mnt = left.split()[4]
+            if fstype == "cgroup2":
+                found.setdefault("unified", mnt)
+            elif fstype == "cgroup":
+                for opt in opts.split(","):
+                    if opt in _V1_WANTED:
+                        found.setdefault(opt, mnt)
+    return found
+
+
+def _own_paths() -> dict:
+    """hierarchy key -> our cgroup path within it ('' key for v2)."""
+    paths = {}
+    with open("/proc/self/cgroup") as fh:
+        for line in fh:
+            _hid, ctrls, path = line.rstrip("\n").split(":", 2)
+            for c in ctrls.split(",") if ctrls else [""]:
+                paths[c] = path
+    return paths
+
+
+def _probe(parent: str) -> str | None:
+    probe = os.path.join(parent, f"{PREFIX}probe-{os.getpid()}-{next(_counter)}")
+    try:
+        os.mkdir(probe)
+        os.rmdir(probe)
+        return None
+    except OSError as exc:
+        return f"cannot create a group under {parent}: {exc.strerror}"
+
+
+def detect(refresh: bool = False) -> CgroupSupport:
+    """Probe the host once (cached): which controllers can we create groups in?"""
+    global _cached
+    with _lock:
+        if _cached is not None and not refresh:
+            return _cached
+        mounts, own = _mounts(), _own_paths()
+        parents, missing = {}, {}
+        for name in _V1_WANTED:
+            if name not in mounts:
+                missing[name] = "controller not mounted as cgroup v1"
+                continue
+            parent = os.path.join(mounts[name], own.get(name, "/").lstrip("/"))
+            why = _probe(parent)
+            (missing.__setitem__(name, why) if why else parents.__setitem__(name, parent))
+        unified = None
+        if "unified" in mounts:
+            parent = os.path.join(mounts["unified"], own.get("", "/").lstrip("/"))
+            if _probe(parent) is None:
+                unified = parent
+                _adopt_v2_controllers(parent, parents, missing)
+        _cached = CgroupSupport(parents, missing, unified)
+        return _cached
+
+
+def _adopt_v2_controllers(parent: str, parents: dict, missing: dict) -> None:
+    """On a v2-only host, use the controllers delegated to our subtree."""
+    try:
+        enabled = Path(parent, "cgroup.subtree_control").read_text().split()
+    except OSError:
+        return
+    for name, v2 in (("memory", "memory"), ("pids", "pids"), ("cpu", "cpu"), ("cpuacct", "cpu")):
+        if name not in parents and v2 in enabled:
+            parents[name] = parent
+            missing.pop(name, None)
+
+
+def _write(path: str, value: str) -> None:
+    with open(path, "w") as fh:
+        fh.write(value)
+
+
+def _read(path: str) -> str:
+    with open(path) as fh:
+        return fh.read()
+
+
+class Cgroup:
+    """The groups of one sandbox. Create, :meth:`add` its first process, use, :meth:`destroy`."""
+
+    def __init__(self, support: CgroupSupport, *, memory_bytes: int | None,
+                 pids: int | None, cpus: float | None):
+        self.support = support
+        self.name = f"{PREFIX}{os.getpid()}-{next(_counter)}"
+        self.dirs: dict = {}
+        self.notes: list = []
+        try:
+            for ctrl, parent in support.parents.items():
+                path = os.path.join(parent, self.name)
+                if path not in self.dirs.values():  # co-mounted controllers share a directory
+                    os.mkdir(path)
+                self.dirs[ctrl] = path
+            if support.unified:
+                path = os.path.join(support.unified, self.name)
+                if path not in self.dirs.values():
+                    os.mkdir(path)
+                self.dirs["unified"] = path
+            self._limit(memory_bytes, pids, cpus)
+        except OSError as exc:
+            self.destroy()
+            raise SandboxError(f"cannot set up cgroups: {exc}") from exc
+
+    def _v2(self, ctrl: str) -> bool:
+        return self.dirs.get(ctrl) == self.dirs.get("unified")
+
+    def _limit(self, memory_bytes, pids, cpus) -> None:
+        if memory_bytes and "memory" in self.dirs:
+            d = self.dirs["memory"]
+            if self._v2("memory"):
+                _write(f"{d}/memory.max", str(memory_bytes))
+                _write(f"{d}/memory.swap.max", "0")
+            else:
+                _write(f"{d}/memory.limit_in_bytes", str(memory_bytes))
+                if os.path.exists(f"{d}/memory.memsw.limit_in_bytes"):
+                    _write(f"{d}/memory.memsw.limit_in_bytes", str(memory_bytes))
+        if pids and "pids" in self.dirs:
+            _write(f"{self.dirs['pids']}/pids.max", str(pids))
+        if cpus and "cpu" in self.dirs:
+            d, period = self.dirs["cpu"], 100_000
+            if self._v2("cpu"):
+                _write(f"{d}/cpu.max", f"{int(cpus * period)} {period}")
+            else:
+                _write(f"{d}/cpu.cfs_period_us", str(period))
+                _write(f"{d}/cpu.cfs_quota_us", str(int(cpus * period)))
+
+    def add(self, pid: int) -> None:
+        """Move ``pid`` into every group (its future children follow)."""
+        for path in set(self.dirs.values()):
+            _write(f"{path}/cgroup.procs", str(pid))
+
+    def cpu_s(self) -> float | None:
+        d = self.dirs.get("cpuacct")
+        if d is None:
+            return None
+        if self._v2("cpuacct"):
+            for line in _read(f"{d}/cpu.stat").splitlines():
+                if line.startswith("usage_usec"):
+                    return int(line.split()[1]) / 1e6
+            return None
+        return int(_read(f"{d}/cpuacct.usage")) / 1e9
+
+    def oom_kills(self) -> int:
+        d = self.dirs.get("memory")
+        if d is None:
+            return 0
+        name = "memory.events" if self._v2("memory") else "memory.oom_control"
+        for line in _read(f"{d}/{name}").splitlines():
+            if line.startswith("oom_kill "):
+                return int(line.split()[1])
+        return 0
+
+    def pids(self) -> list[int]:
+        for key in ("unified", "pids", "memory", "freezer"):
+            if key in self.dirs:
+                try:
+                    return [int(x) for x in _read(f"{self.dirs[key]}/cgroup.procs").split()]
+                except FileNotFoundError:
+                    return []
+        return []
+
+    def kill_all(self) -> None:
+        """SIGKILL every process in the sandbox, forks in flight included."""
+        if "unified" in self.dirs and os.path.exists(f"{self.dirs['unified']}/cgroup.kill"):
+            _write(f"{self.dirs['unified']}/cgroup.kill", "1")
+            return
+        frozen = "freezer" in self.dirs
+        if frozen:
+            _write(f"{self.dirs['freezer']}/freezer.state", "FROZEN")
+        try:
+            for _ in range(100):
+                pids = self.pids()
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                if frozen:
+                    break
+        finally:
+            if frozen:
+                _write(f"{self.dirs['freezer']}/freezer.state", "THAWED")
+
+    def destroy(self, timeout: float = 5.0) -> None:
+        """Remove every group, killing stragglers first; raises if one cannot be removed."""
+        deadline = time.monotonic() + timeout
+        for path in sorted(set(self.dirs.values())):
+            while True:
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError as exc:
+                    if time.monotonic() > deadline:
+                        raise SandboxError(f"cannot remove cgroup {path}: {exc}") from exc
+                    self.kill_all()
+                    time.sleep(0.005)
+        self.dirs = {}

@@ -1,0 +1,442 @@
+"""The isolated backend: a bubblewrap'd supervisor per sandbox, cgroup quotas, seccomp.
+
+What it is: :class:`IsolatedSandbox` starts one supervisor (see ``supervisor.py``) inside
+new user/pid/net/mount/ipc/uts namespaces, places it in its own cgroups before it runs any
+code, and then runs each command by asking the supervisor to fork it, so a warm command pays
+no namespace set-up. Output, stdin and every budget are handled on the host (``pump.py``).
+
+Guarantees (see the package docstring for the threat model):
+- the command runs as root *of a user namespace* mapped to an unprivileged host uid, with
+  no capabilities, ``no_new_privs``, the seccomp filter, rlimits, and a pid namespace of its
+  own: when it exits, everything it started is killed;
+- memory, process count and CPU bandwidth are cgroup quotas when the host allows them; each
+  missing controller is listed in ``degraded`` with the reason;
+- the kill ladder is TERM to the command's whole tree, then KILL after the grace; if the
+  supervisor itself stops answering, the whole cgroup is killed and the sandbox is closed
+  (status ``sandbox_error``);
+- ``close()`` leaves no process, cgroup, mount or file behind (it raises if it cannot).
+
+Does not: protect against kernel exploits, or share one sandbox between concurrent
+commands (calls are serialised by a lock).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import select
+import signal
+import socket
+import threading
+import time
+from pathlib import Path
+
+from posttrain.core.errors import SandboxError
+
+from . import bwrap, cgroups, safefs, snapshots, wire
+from .asyncio_twins import AsyncTwins
+from .execspec import build_env, finish_result, normalize_cmd
+from .policy import Limits, NetworkPolicy, Timeouts
+from .pump import Budgets, pump
+from .result import ExecResult, FileChange, FileInfo, SnapshotId
+from .spawner import spawn
+from .template import Template, cache_root, materialize
+
+SANDBOX_UID = int(os.environ.get("POSTTRAIN_SANDBOX_UID", "993000001"))
+SUPERVISOR_OVERHEAD = 48 * 1024 * 1024  # supervisor + reaper share of the memory quota
+SUPERVISOR_PIDS = 4
+_PKG_DIR = Path(__file__).resolve().parent
+
+
+def _host_ids() -> tuple[int, int]:
+    if os.geteuid() == 0:
+        return SANDBOX_UID, SANDBOX_UID
+    return os.getuid(), os.getgid()  # unprivileged: bubblewrap maps our own uid
+
+
+class IsolatedSandbox(AsyncTwins):
+    """One isolated sandbox. Use as a context manager or call :meth:`close`."""
+
+    backend = "isolated"
+    is_security_boundary = True
+
+    def __init__(self, template: Template | None = None, limits: Limits | None = None,
+                 timeouts: Timeouts | None = None, network: NetworkPolicy | None = None,
+                 proxy_socket: str | None = None):
+        self.template = template or Template()
+        self.limits = limits or Limits()
+        self.timeouts = timeouts or Timeouts()
+        self.network = network or NetworkPolicy()
+        self._proxy_socket = proxy_socket
+        self._lock = threading.RLock()
+        self._layers = snapshots.LayerStack()
+        self._closed = False
+        self.proc = None
+        self.cgroup = None
+        self.ctl = None
+        self.init_pid: int | None = None
+        self._zygote = None  # (reaper pid in the sandbox, request socket, report fd)
+        self.created_at = time.monotonic()
+        support = cgroups.detect()
+        self.degraded = dict(support.missing)
+        try:
+            self._start(support)
+        except BaseException:
+            self.close()
+            raise
+
+    # --- life cycle -------------------------------------------------------------------------
+
+    def _start(self, support: cgroups.CgroupSupport) -> None:
+        uid, gid = _host_ids()
+        base = materialize(self.template, uid, gid)
+        etc = bwrap.synth_etc(cache_root())
+        if support.parents or support.unified:
+            self.cgroup = cgroups.Cgroup(
+                support, memory_bytes=self.limits.memory_bytes + SUPERVISOR_OVERHEAD,
+                pids=self.limits.pids + SUPERVISOR_PIDS, cpus=self.limits.cpus)
+        host_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        block_r, block_w = os.pipe()
+        info_r, info_w = os.pipe()
+        try:
+            argv = bwrap.bwrap_argv(
+                layer_dir=None, base_dir=base, etc_dir=etc, supervisor_dir=_PKG_DIR,
+                python=bwrap.system_python(), store_bytes=self.limits.store_bytes,
+                block_fd=block_r, info_fd=info_w, ctl_fd=child_sock.fileno(),
+                proxy_socket=self._proxy_socket)
+            self.proc = spawn(argv, pass_fds=(block_r, info_w, child_sock.fileno()),
+                              uid=uid, gid=gid)
+        finally:
+            for fd in (block_r, info_w):
+                os.close(fd)
+            child_sock.close()
+        self.ctl = host_sock
+        try:
+            info = _read_all(info_r, self.timeouts.create_s)
+        finally:
+            os.close(info_r)
+        try:
+            self.init_pid = int(json.loads(info)["child-pid"])
+        except (ValueError, KeyError) as exc:
+            os.close(block_w)
+            raise SandboxError(f"bubblewrap did not start: {info[:200]!r}; "
+                               f"{self._stderr_hint()}") from exc
+        if self.cgroup is not None:
+            self.cgroup.add(self.init_pid)  # before it forks anything: all code is accounted
+        os.write(block_w, b"1")
+        os.close(block_w)
+        reply = self._call({"op": "init", "allow_inet": self.network.allow_inet,
+                            "store_bytes": self.limits.store_bytes,
+                            **self._layers.mount_request()}, self.timeouts.create_s)
+        self.seccomp_rules = reply.get("rules", 0)
+        self._store_fd = int(reply["store_fd"])
+        self.supervisor_pid = _only_child(self.init_pid)
+
+    def _stderr_hint(self) -> str:
+        try:
+            self.proc.wait(timeout=1)
+        except Exception:  # noqa: BLE001 - best effort diagnostics
+            return "bubblewrap still running"
+        return f"bubblewrap exited with {self.proc.returncode}"
+
+    def close(self) -> None:
+        """Kill everything inside and remove every trace on the host. Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            self._drop_zygote()
+            if self.ctl is not None:
+                self.ctl.close()
+            if self.cgroup is not None:
+                self.cgroup.kill_all()
+            if self.proc is not None:
+                if self.cgroup is None:
+                    _kill_quiet(self.proc.pid)
+                try:
+                    self.proc.wait(timeout=5)
+                except Exception:  # noqa: BLE001
+                    _kill_quiet(self.proc.pid)
+                    self.proc.wait(timeout=5)
+            if self.cgroup is not None:
+                self.cgroup.destroy()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):  # a forgotten sandbox must not leak processes or cgroups
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    # --- supervisor RPC ---------------------------------------------------------------------
+
+    def _call(self, msg: dict, timeout: float = 10.0) -> dict:
+        if self._closed:
+            raise SandboxError("sandbox is closed")
+        try:
+            wire.send(self.ctl, msg)
+            reply = self._recv(timeout)
+        except (OSError, EOFError) as exc:
+            self.close()
+            raise SandboxError(f"sandbox supervisor is gone: {exc}") from exc
+        if reply.get("op") == "error":
+            raise SandboxError(f"sandbox refused {msg.get('op')}: {reply.get('message')}")
+        return reply
+
+    def _recv(self, timeout: float) -> dict:
+        """Next reply; a pre-forked command ("zygote") arriving meanwhile is kept."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.ctl], [], [], left)[0]:
+                self.close()
+                raise SandboxError(f"sandbox supervisor did not answer within {timeout:.1f}s")
+            msg, fds = wire.recv(self.ctl)
+            if msg.get("op") == "zygote" and len(fds) == 2:
+                self._drop_zygote()
+                self._zygote = (int(msg["pid"]), socket.socket(fileno=fds[0]), fds[1])
+                if self._want_zygote:
+                    return msg
+                continue
+            for fd in fds:
+                os.close(fd)
+            return msg
+
+    _want_zygote = False
+
+    def _drop_zygote(self) -> None:
+        if self._zygote is not None:
+            _pid, sock, report = self._zygote
+            sock.close()  # the waiting command sees EOF and exits
+            os.close(report)
+            self._zygote = None
+
+    def _take_zygote(self):
+        if self._zygote is None:
+            self._want_zygote = True
+            try:
+                self._recv(self.timeouts.create_s)
+            finally:
+                self._want_zygote = False
+        zyg, self._zygote = self._zygote, None
+        return zyg
+
+    def ping(self, timeout: float = 2.0) -> bool:
+        """Health check: the supervisor answers and the sandbox is within its lifetime."""
+        with self._lock:
+            try:
+                return self._call({"op": "ping"}, timeout).get("op") == "pong"
+            except SandboxError:
+                return False
+
+    # --- commands ---------------------------------------------------------------------------
+
+    def exec(self, cmd, *, stdin: bytes | str | None = None, env: dict | None = None,
+             cwd: str | None = None, timeout: float | None = None,
+             cpu_time: float | None = None, idle_timeout: float | None = None) -> ExecResult:
+        """Run ``cmd`` (a shell string or an argv list) and wait for it."""
+        return self._run({"argv": normalize_cmd(cmd)}, stdin, env, cwd, timeout, cpu_time,
+                         idle_timeout)
+
+    def run_python(self, code: str, *, stdin: bytes | str | None = None,
+                   env: dict | None = None, cwd: str | None = None,
+                   timeout: float | None = None, cpu_time: float | None = None) -> ExecResult:
+        """Run a Python snippet in the pre-started interpreter (no interpreter start-up)."""
+        return self._run({"python": code}, stdin, env, cwd, timeout, cpu_time, None)
+
+    def _run(self, what, stdin, env, cwd, timeout, cpu_time, idle_timeout) -> ExecResult:
+        with self._lock:
+            if self._closed:
+                return ExecResult("sandbox_error", reason="sandbox is closed")
+            t = self.timeouts
+            lifetime = None if t.lifetime_s is None else self.created_at + t.lifetime_s
+            if lifetime is not None and time.monotonic() >= lifetime:
+                return ExecResult("killed", reason=f"sandbox lifetime {t.lifetime_s}s is over")
+            budgets = Budgets(timeout or t.wall_s, cpu_time or t.cpu_s,
+                              idle_timeout or t.idle_s, lifetime, t.kill_grace_s)
+            return self._run_locked(what, stdin, env, cwd, budgets)
+
+    def _run_locked(self, what: dict, stdin, env, cwd, budgets: Budgets) -> ExecResult:
+        lim = self.limits
+        req = {**what, "env": build_env(env), "cwd": cwd or "/work",
+               "rlimits": _rlimits(lim, budgets), "stdin": stdin is not None}
+        try:
+            pid, sock, report_fd = self._take_zygote()
+        except (SandboxError, OSError) as exc:
+            self.close()
+            return ExecResult("sandbox_error", reason=f"no command process: {exc}")
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        in_w = None
+        fds = [out_w, err_w]
+        if stdin is not None:
+            in_r, in_w = os.pipe()
+            fds.append(in_r)
+        oom0 = self.cgroup.oom_kills() if self.cgroup else 0
+        try:
+            wire.send(sock, req, fds)
+        except OSError as exc:
+            for fd in [out_r, err_r, report_fd] + ([in_w] if in_w else []):
+                os.close(fd)
+            return ExecResult("sandbox_error", reason=f"command process is gone: {exc}")
+        finally:
+            sock.close()
+            for fd in fds:
+                os.close(fd)
+        chunks: list[bytes] = []
+
+        def on_done() -> bool:  # the reaper writes its report, then exits (EOF)
+            data = os.read(report_fd, 65536)
+            chunks.append(data)
+            return not data
+
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        try:
+            outcome = pump(out_fd=out_r, err_fd=err_r, caps=(lim.stdout_bytes, lim.stderr_bytes),
+                           stdin=data, stdin_fd=in_w, done_fd=report_fd,
+                           on_done=on_done, budgets=budgets,
+                           cpu_probe=self.cgroup.cpu_s if self.cgroup else (lambda: None),
+                           signal_tree=lambda hard: self._signal_tree(pid, hard))
+        finally:
+            for fd in (out_r, err_r, report_fd):
+                os.close(fd)
+        try:  # fork the next command process now, off the next command's critical path
+            wire.send(self.ctl, {"op": "prepare"})
+        except OSError:
+            pass
+        raw = b"".join(chunks)
+        report = json.loads(raw) if raw else {"killed": True}
+        oom = (self.cgroup.oom_kills() if self.cgroup else 0) > oom0
+        return finish_result(report, outcome, oom, budgets)
+
+    def _signal_tree(self, reaper_pid: int, hard: bool) -> None:
+        sig = int(signal.SIGKILL if hard else signal.SIGTERM)
+        try:
+            wire.send(self.ctl, {"op": "signal", "pid": reaper_pid, "sig": sig})
+        except OSError:
+            if self.cgroup is not None and hard:
+                self.cgroup.kill_all()
+
+    # --- files ------------------------------------------------------------------------------
+
+    def _proc_root(self) -> int:
+        if self._closed or self.init_pid is None:
+            raise SandboxError("sandbox is closed")
+        return os.open(f"/proc/{self.init_pid}/root", os.O_RDONLY | os.O_DIRECTORY)
+
+    def _work_fd(self) -> int:
+        root = self._proc_root()
+        try:
+            return safefs.open_dir(root, ["work"])
+        finally:
+            os.close(root)
+
+    def read_file(self, path: str, max_bytes: int = 16 * 1024 * 1024) -> bytes:
+        """Bytes of a regular file under /work (links are refused, never followed)."""
+        with self._lock:
+            fd = self._work_fd()
+            try:
+                return safefs.read_file(fd, path, max_bytes)[0]
+            finally:
+                os.close(fd)
+
+    def write_file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
+        """Atomically create or replace a file under /work (written by the supervisor)."""
+        raw = data.encode() if isinstance(data, str) else bytes(data)
+        safefs.split(path)
+        with self._lock:
+            self._call({"op": "write", "path": path, "mode": mode,
+                        "data": base64.b64encode(raw).decode()})
+
+    def remove_file(self, path: str) -> None:
+        with self._lock:
+            self._call({"op": "remove", "path": path})
+
+    def list_files(self, path: str = "", limit: int = 10_000) -> list[FileInfo]:
+        """Entries under ``path`` (relative to /work), recursively, links listed not followed."""
+        with self._lock:
+            fd = self._work_fd()
+            try:
+                return [FileInfo(rel, snapshots._kind(st), st.st_size)
+                        for rel, st in safefs.walk(fd, safefs.split(path), limit)]
+            finally:
+                os.close(fd)
+
+    # --- snapshots --------------------------------------------------------------------------
+
+    def snapshot(self) -> SnapshotId:
+        with self._lock:
+            sid, req = self._layers.snapshot()
+            self._call(req)
+            return sid
+
+    def restore(self, snapshot_id: SnapshotId) -> None:
+        with self._lock:
+            self._call(self._layers.restore(snapshot_id))
+
+    def diff(self, since: SnapshotId, content_cap: int = 64 * 1024) -> list[FileChange]:
+        with self._lock:
+            if since not in self._layers.snapshots:
+                raise SandboxError(f"unknown snapshot {since!r}")
+            old, new = self._layers.snapshots[since], self._layers.current()
+            root = self._proc_root()
+            store = os.open(f"/proc/{self.supervisor_pid}/fd/{self._store_fd}",
+                            os.O_RDONLY | os.O_DIRECTORY)
+            fds: dict[str, int] = {}
+            try:
+                for layer in set(old) | set(new):
+                    fds[layer] = (safefs.open_dir(root, [".ptbase"]) if layer == "base"
+                                  else safefs.open_dir(store, ["l", layer]))
+                return snapshots.diff(snapshots.LayerReader(fds), old, new, content_cap)
+            finally:
+                for fd in fds.values():
+                    os.close(fd)
+                os.close(store)
+                os.close(root)
+
+
+def _rlimits(lim: Limits, budgets: Budgets) -> dict:
+    cpu = int(budgets.cpu_s) + 1 if budgets.cpu_s else None
+    out = {"FSIZE": lim.file_size_bytes, "NOFILE": lim.open_files, "CORE": 0}
+    if cpu is not None:
+        out["CPU"] = cpu
+    return out
+
+
+def _read_all(fd: int, timeout: float) -> bytes:
+    chunks, deadline = [], time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise SandboxError(f"bubblewrap did not start within {timeout:.1f}s")
+        data = os.read(fd, 4096)
+        if not data:
+            return b"".join(chunks)
+        chunks.append(data)
+        if b"}" in data:
+            return b"".join(chunks)
+
+
+def _only_child(pid: int) -> int:
+    """Host pid of the supervisor: the single child of the sandbox's init."""
+    kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    if len(kids) != 1:
+        raise SandboxError(f"expected one supervisor under the sandbox init, found {kids}")
+    return int(kids[0])
+
+
+def _kill_quiet(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

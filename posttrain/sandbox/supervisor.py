@@ -1,0 +1,355 @@
+"""The in-sandbox supervisor: one long-lived process per warm isolated sandbox.
+
+What it is: the program bubblewrap starts inside the sandbox's user, pid, net, mount, ipc and
+uts namespaces. It mounts the overlay work tree, then serves requests from the host over a
+private socket (fd 3): run a command, run a Python snippet in a pre-started interpreter,
+signal the running command, remount the overlay (snapshots), ping.
+
+How a command runs (why three processes): the supervisor ``unshare``s a fresh pid namespace
+and forks its init ("reaper", pid 1 there); the reaper takes a private mount namespace, mounts
+a procfs showing only that namespace, unmounts the layer store (so snapshots cannot be
+tampered with) and forks the command. The command drops every capability (bounding, ambient,
+inheritable; securebits lock root out of regaining them), sets ``no_new_privs``, loads the
+seccomp filter, applies rlimits and ``execve``s. When the command exits the reaper reports its
+status and exits, and the kernel kills everything left in that pid namespace: orphans, double
+forks and ``setsid`` daemons cannot outlive their command, and nothing the command can see is
+able to signal or ptrace the supervisor.
+
+Guarantees: exactly one ``exited`` reply per ``exec``; a closed control socket (the host died)
+makes the supervisor exit, which tears the whole sandbox down.
+
+Does not: enforce wall-clock, CPU-time or output budgets (the host does that and asks for
+signals), or trust anything in the requests beyond their JSON shape.
+
+Stdlib-only: it runs under the system Python inside the sandbox, with ``-S -E``.
+"""
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import safefs  # noqa: E402  (bound next to this file inside the sandbox)
+import seccomp  # noqa: E402
+import wire  # noqa: E402
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWPID = 0x20000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+MNT_DETACH = 2
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_SECUREBITS = 38, 24, 28
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+SECURE_ALL_BITS_LOCKED = 0x2F  # noroot, no_setuid_fixup, keep_caps locked (+ their locks)
+STORE = {"path": None}  # the layer store: a detached tmpfs reachable only through our fd
+OVERLAY_MNT = "/.ptroot"
+# overlay subdirectory -> where it is bound, so /work, /tmp, home and /dev/shm all roll back.
+BINDS = (("work", "/work"), ("tmp", "/tmp"), ("home", "/home/user"), ("shm", "/dev/shm"))
+RLIMITS = {"CPU": resource.RLIMIT_CPU, "AS": resource.RLIMIT_AS, "NPROC": resource.RLIMIT_NPROC,
+           "FSIZE": resource.RLIMIT_FSIZE, "NOFILE": resource.RLIMIT_NOFILE,
+           "CORE": resource.RLIMIT_CORE, "STACK": resource.RLIMIT_STACK}
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(src, target, fstype, flags, data=None) -> None:
+    enc = (lambda s: s.encode() if isinstance(s, str) else s)
+    _check(libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+           f"mount {target}")
+
+
+def _umount(target: str) -> None:
+    libc.umount2(target.encode(), MNT_DETACH)
+
+
+def make_store(size: int) -> int:
+    """A size-capped tmpfs that is never attached to any mount point (new mount API).
+
+    Why: commands share our mount namespace; a store with no path cannot be reached or
+    tampered with by them, and nothing needs unmounting per command (umount is slow: it
+    waits for an RCU grace period).
+    """
+    sysc = libc.syscall
+    fsfd = sysc(430, b"tmpfs", 1)  # fsopen(FSOPEN_CLOEXEC)
+    if fsfd < 0:
+        _check(-1, "fsopen(tmpfs)")
+    _check(sysc(431, fsfd, 1, b"size", str(size).encode(), 0), "fsconfig(size)")
+    _check(sysc(431, fsfd, 1, b"mode", b"700", 0), "fsconfig(mode)")
+    _check(sysc(431, fsfd, 6, None, None, 0), "fsconfig(create)")
+    mfd = sysc(432, fsfd, 1, 0)  # fsmount(FSMOUNT_CLOEXEC)
+    if mfd < 0:
+        _check(-1, "fsmount")
+    os.close(fsfd)
+    STORE["path"] = f"/proc/self/fd/{mfd}"
+    os.mkdir(STORE["path"] + "/l")
+    os.mkdir(STORE["path"] + "/w")
+    return mfd
+
+
+def _layer(name: str) -> str:
+    if name == "base":
+        return "/.ptbase"
+    if not name.isdigit():
+        raise ValueError(f"bad layer name {name!r}")
+    return f"{STORE['path']}/l/{name}"
+
+
+def mount_overlay(lowers: list, upper: str, drop: list) -> None:
+    """(Re)mount the overlay work tree and its binds; callers ensure no command is running.
+
+    ``lowers`` are frozen layer names, topmost first ("base" is the template); ``upper`` is a
+    new, empty layer; ``drop`` names layers no snapshot refers to any more.
+    """
+    import shutil
+
+    for _sub, dest in reversed(BINDS):
+        _umount(dest)
+    _umount(OVERLAY_MNT)
+    for name in drop:
+        shutil.rmtree(_layer(name), ignore_errors=True)
+        shutil.rmtree(f"{STORE['path']}/w/{name}", ignore_errors=True)
+    os.makedirs(_layer(upper))
+    work = f"{STORE['path']}/w/{upper}"
+    os.makedirs(work)
+    opts = "lowerdir=%s,upperdir=%s,workdir=%s,userxattr" % (
+        ":".join(_layer(n) for n in lowers), _layer(upper), work)
+    _mount("overlay", OVERLAY_MNT, "overlay", MS_NOSUID | MS_NODEV, opts)
+    for sub, dest in BINDS:
+        path = os.path.join(OVERLAY_MNT, sub)
+        if not os.path.isdir(path):
+            os.mkdir(path)
+            os.chmod(path, 0o1777 if sub in ("tmp", "shm") else 0o755)
+        _mount(path, dest, None, MS_BIND | MS_REC)
+
+
+def drop_privileges() -> None:
+    """Irreversibly drop every capability and lock root out of regaining them."""
+    libc.prctl(PR_SET_SECUREBITS, SECURE_ALL_BITS_LOCKED, 0, 0, 0)
+    for cap in range(64):  # past the last capability the kernel answers EINVAL; harmless
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this pid
+    data = (ctypes.c_uint32 * 6)()
+    _check(libc.capset(header, data), "capset")
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+
+
+def _stdio(fds: dict) -> None:
+    stdin = fds.get("stdin")
+    if stdin is None:
+        stdin = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(stdin, 0)
+    os.dup2(fds["stdout"], 1)
+    os.dup2(fds["stderr"], 2)
+    os.closerange(3, 65536)
+
+
+def _run_python(code: str) -> int:
+    import builtins
+    import traceback
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main
+    sys.argv = ["-c"]
+    sys.path[0] = os.getcwd()
+    rc = 0
+    try:
+        exec(compile(code, "<snippet>", "exec"), main.__dict__)
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+    except BaseException:  # the snippet's own failure is its output, not ours
+        traceback.print_exc()
+        rc = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    return rc
+
+
+def run_command(zyg: socket.socket, filt) -> None:
+    """The pre-forked command process: wait for a request, then set up and exec. Never returns."""
+    try:
+        req, got = wire.recv(zyg)
+    except BaseException:  # noqa: BLE001 - the sandbox is shutting down
+        os._exit(0)
+    try:
+        zyg.close()
+        names = ["stdout", "stderr"] + (["stdin"] if req.get("stdin") else [])
+        fds = dict(zip(names, got))
+        os.setsid()
+        _stdio(fds)
+        os.chdir(req.get("cwd") or "/work")
+        for name, value in (req.get("rlimits") or {}).items():
+            resource.setrlimit(RLIMITS[name], (value, value))
+        drop_privileges()
+        filt.load()
+        env = req.get("env") or {}
+        if req.get("python") is not None:
+            os.environ.clear()
+            os.environ.update(env)
+            os._exit(_run_python(req["python"]) & 0xFF)
+        argv = req["argv"]
+        os.execvpe(argv[0], argv, env)
+    except FileNotFoundError as exc:
+        os.write(2, f"sandbox: {exc}\n".encode())
+        os._exit(127)
+    except BaseException as exc:  # noqa: BLE001 - report anything, then die
+        try:
+            os.write(2, f"sandbox: cannot start command: {exc}\n".encode())
+        finally:
+            os._exit(126)
+
+
+def run_reaper(zyg: socket.socket, filt, report_w: int) -> None:
+    """pid 1 of the command's pid namespace. Never returns."""
+    try:
+        signal.signal(signal.SIGTERM, lambda *_: os.kill(-1, signal.SIGTERM))
+        child = os.fork()
+        if child == 0:
+            os.close(report_w)
+            run_command(zyg, filt)
+        zyg.close()
+        while True:
+            pid, status, ru = os.wait4(-1, 0)
+            if pid == child:
+                break
+        report = {
+            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_kb": ru.ru_maxrss,
+        }
+        os.write(report_w, json.dumps(report).encode())
+    except BaseException as exc:  # noqa: BLE001
+        os.write(report_w, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+    os._exit(0)
+
+
+class Supervisor:
+    def __init__(self, ctl: socket.socket):
+        self.ctl = ctl
+        self.filter = None
+        self.children: set = set()  # reapers handed to the host, not yet reaped
+        self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY)
+
+    def handle(self, msg: dict, fds: list) -> None:
+        op = msg.get("op")
+        if op == "init":
+            self.filter = seccomp.build(allow_inet=bool(msg.get("allow_inet"))).compile()
+            store_fd = make_store(int(msg["store_bytes"]))
+            mount_overlay(msg["lowers"], msg["upper"], [])
+            import base64, shutil, traceback, types  # noqa: F401,E401 - warm the import cache
+            wire.send(self.ctl, {"op": "ok", "rules": self.filter.rules, "store_fd": store_fd})
+            self.prepare()
+        elif op == "prepare":
+            self.prepare()
+        elif op == "mount":
+            mount_overlay(msg["lowers"], msg["upper"], msg.get("drop") or [])
+            wire.send(self.ctl, {"op": "ok"})
+        elif op in ("write", "remove", "mkdir"):
+            self.file_op(op, msg)
+            wire.send(self.ctl, {"op": "ok"})
+        elif op == "ping":
+            wire.send(self.ctl, {"op": "pong"})
+        elif op == "signal":
+            pid = int(msg["pid"])
+            if pid in self.children:  # never signal a pid we have already reaped
+                try:
+                    os.kill(pid, int(msg["sig"]))
+                except ProcessLookupError:
+                    pass
+        else:
+            wire.send(self.ctl, {"op": "error", "message": f"unknown op {op!r}"})
+
+    def file_op(self, op: str, msg: dict) -> None:
+        import base64
+
+        root = os.open("/work", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if op == "write":
+                safefs.write_file(root, msg["path"], base64.b64decode(msg["data"]),
+                                  int(msg.get("mode", 0o644)))
+            elif op == "remove":
+                safefs.remove(root, msg["path"])
+            else:
+                os.close(safefs.open_dir(root, safefs.split(msg["path"]), create=True))
+        finally:
+            os.close(root)
+
+    def prepare(self) -> None:
+        """Pre-fork the next command's reaper and process and hand their ends to the host.
+
+        The host then talks to the command directly (request in, status report out), so an
+        exec pays neither a fork nor a relay through this process.
+        """
+        report_r, report_w = os.pipe()
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        _check(libc.unshare(CLONE_NEWPID), "unshare(pid)")
+        pid = os.fork()
+        if pid == 0:
+            os.close(report_r)
+            mine.close()
+            self.ctl.close()
+            run_reaper(theirs, self.filter, report_w)
+        _check(libc.setns(self.own_pidns, CLONE_NEWPID), "setns(pid)")
+        os.close(report_w)
+        theirs.close()
+        self.children.add(pid)
+        try:
+            wire.send(self.ctl, {"op": "zygote", "pid": pid}, [mine.fileno(), report_r])
+        finally:
+            mine.close()
+            os.close(report_r)
+
+    def reap(self) -> None:
+        while self.children:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.children.discard(pid)
+
+    def serve(self) -> None:
+        while True:
+            self.reap()
+            try:
+                msg, fds = wire.recv(self.ctl)
+            except InterruptedError:
+                continue
+            except EOFError:
+                return
+            try:
+                self.handle(msg, fds)
+            except Exception as exc:  # noqa: BLE001 - reported to the host, never fatal
+                wire.send(self.ctl, {"op": "error", "message": f"{type(exc).__name__}: {exc}"})
+            finally:
+                for fd in fds:
+                    wire._close(fd)
+
+
+def main() -> None:
+    ctl = socket.socket(fileno=int(sys.argv[1]) if len(sys.argv) > 1 else 3)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # wake recv so reapers get reaped
+    Supervisor(ctl).serve()
+
+
+if __name__ == "__main__":
+    main()
