@@ -36,6 +36,7 @@ from posttrain.domains import (
     load_builtin_domains,
     sample_task,
 )
+from posttrain.envs.conformance import CheckReport
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 err = Console(stderr=True, soft_wrap=True)
@@ -166,6 +167,9 @@ def check_cmd(
         load_builtin_domains()
         chosen = DOMAINS.ids() if all_ else _resolve(list(ids or []))
         reports = _run_checks(chosen, workers, seeds, timeout, progress=not as_json)
+    if all_:  # a plugin that failed to load is a failed check, not a silently missing domain
+        reports += [CheckReport(f"plugin:{name}", False, [f"failed to load: {msg}"])
+                    for name, msg in sorted(DOMAINS.discovery_errors.items())]
     failed = [r for r in reports if not r.ok]
     if as_json:
         _emit_json([r.to_json() for r in reports])

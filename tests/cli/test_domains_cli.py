@@ -155,3 +155,15 @@ def test_check_all_parallel():
     rows = _json(r)
     assert {row["id"] for row in rows} == set(DOMAINS.ids())
     assert r.exit_code == (0 if all(row["ok"] for row in rows) else 1)
+
+
+def test_check_all_reports_broken_plugins(monkeypatch):
+    from posttrain.cli import domains_cmd
+
+    monkeypatch.setitem(DOMAINS.discovery_errors, "brokenplug", "ImportError: no module x")
+    monkeypatch.setattr(domains_cmd, "_run_checks", lambda ids, *a, **k: [])
+    r = runner.invoke(app, ["domains", "check", "--all", "--json"])
+    assert r.exit_code == 1
+    assert _json(r) == [{"id": "plugin:brokenplug", "ok": False,
+                         "failures": ["failed to load: ImportError: no module x"],
+                         "warnings": [], "timings": {}}]
