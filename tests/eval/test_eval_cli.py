@@ -148,3 +148,24 @@ def test_models_cli_promote_gate_rollback(home):
     assert r.exit_code == 0 and "tiny.pt1" in r.output
     assert _run("models", "promote", "tiny", *R).exit_code == 2
     assert _run("models", "show", "tiny", "--json", *R).exit_code == 0
+
+
+def test_eval_on_a_local_hf_folder_caches_by_weights_hash(home):
+    import torch
+
+    from posttrain.models.loading import save_model
+    from posttrain.models.tiny import build_tiny_model
+    from posttrain.models.versions import weights_hash
+
+    torch.set_num_threads(1)
+    folder = save_model(*build_tiny_model(seed=0), home / "tiny")
+    args = ["eval", "run", "--model", folder, "--domains", "math.add-v1", "--per-domain", 4,
+            "--n", 2, "--k", "1,2", "--max-new-tokens", 4, "--json"]
+    first = json.loads(_run(*args, "--out", home / "a").stdout)
+    assert first["meta"]["weights_id"] == weights_hash(folder)
+    assert first["meta"]["cache"]["misses"] == 4 and first["overall"]["samples"] == 8
+    second = json.loads(_run(*args, "--out", home / "b").stdout)
+    assert second["meta"]["cache"]["hits"] == 4 and second["meta"]["cache"]["misses"] == 0
+    answers = [[json.loads(x)["answer"] for x in (home / d / "samples.jsonl").read_text().splitlines()]
+               for d in ("a", "b")]
+    assert answers[0] == answers[1]
