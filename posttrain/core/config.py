@@ -74,6 +74,10 @@ class RLConfig(_Strict):
     max_policy_lag: int = Field(1, ge=0)
     grad_clip: float = Field(1.0, gt=0)
     ppo_epochs: int = Field(1, ge=1)
+    tis_cap: float | None = Field(2.0, gt=0, description="truncation of importance weights; None: off")
+    weight_decay: float = Field(0.0, ge=0)
+    checkpoint_every: int = Field(0, ge=0, description="0: only at the end of RL")
+    warmup_steps: int = Field(0, ge=0)
 
 
 class DPOConfig(_Strict):

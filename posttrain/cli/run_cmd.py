@@ -1,0 +1,64 @@
+"""Top-level run commands: ``posttrain quickstart`` and ``posttrain train CONFIG``.
+
+Both run :func:`posttrain.trainer.pipeline.run_pipeline`; a config error is printed (field,
+value, what is allowed) and exits with status 2 before any work starts.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from posttrain.core.config import load_config
+from posttrain.core.errors import PosttrainError
+
+QUICKSTART = "quickstart.yaml"
+
+
+def _run(config: Path | None, out: Path | None, overrides: list[str], model: str | None,
+         default_out: str) -> None:
+    sets = list(overrides)
+    if model:
+        sets.append(f"model.path={model}")
+    try:
+        cfg = load_config(config, sets)
+    except PosttrainError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    from posttrain.trainer.pipeline import run_pipeline  # heavy imports only once the config is good
+
+    target = out or Path(cfg.out if cfg.out != "runs/run" else default_out)
+    summary = run_pipeline(cfg, target)
+    before, after = summary["heldout_before"], summary["heldout_after"]
+    typer.echo(json.dumps({
+        "out": str(target),
+        "heldout_before": round(before["overall"], 4),
+        "heldout_after": round(after["overall"], 4),
+        "per_domain_after": {k: round(v, 4) for k, v in after["per_domain"].items()},
+        "wall_s": summary["wall_s"],
+        "report": summary.get("report"),
+    }, indent=2))
+
+
+def quickstart(out: Path = typer.Option(Path("runs/quickstart"), help="run folder"),
+               set_: list[str] = typer.Option([], "--set", help="override, e.g. rl.steps=10")) -> None:
+    """Build the tiny model, SFT cold start, RL on several domains, evaluate, report."""
+    with resources.as_file(resources.files("posttrain.configs") / QUICKSTART) as path:
+        _run(path, out, set_, None, "runs/quickstart")
+
+
+def train(config: Path = typer.Argument(..., help="run config (YAML)"),
+          model: Optional[str] = typer.Option(None, help="local HF causal LM folder"),
+          out: Optional[Path] = typer.Option(None, help="run folder (default: the config's out)"),
+          set_: list[str] = typer.Option([], "--set", help="override, e.g. rl.lr=1e-5")) -> None:
+    """Run the training pipeline described by a YAML config."""
+    _run(config, out, set_, model, "runs/run")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("quickstart")(quickstart)
+    app.command("train")(train)

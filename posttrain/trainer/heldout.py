@@ -1,0 +1,42 @@
+"""Held-out greedy accuracy per domain: the before/after numbers of a training run.
+
+Uses the same rollout and verifiers as training (``run_groups`` with one greedy sample per
+task) on tasks whose seeds never occur in training (see :mod:`posttrain.trainer.tasks`).
+Accuracy is the mean verifier reward; a task whose verification failed counts as 0 and is
+reported in ``errors``. The standard error is reported so a gain can be told from noise.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from posttrain.core.config import DomainSpec
+from posttrain.inference.base import InferenceBackend, SamplingParams
+from posttrain.rollout.single_turn import run_groups
+from posttrain.trainer.tasks import heldout_tasks
+
+
+def heldout_accuracy(backend: InferenceBackend, specs: Sequence[DomainSpec], n_per_domain: int,
+                     seed_offset: int, max_new_tokens: int = 16,
+                     batch_size: int = 256) -> dict[str, Any]:
+    """``{"overall": acc, "per_domain": {id: acc}, "stderr": {...}, "n": ..., "errors": ...}``."""
+    params = SamplingParams(n=1, greedy=True, temperature=1.0, max_new_tokens=max_new_tokens)
+    per_domain: dict[str, float] = {}
+    stderr: dict[str, float] = {}
+    errors = 0
+    for spec in specs:
+        tasks = heldout_tasks(spec, n_per_domain, seed_offset)
+        rewards: list[float] = []
+        for i in range(0, len(tasks), batch_size):
+            for g in run_groups(backend, tasks[i:i + batch_size], params):
+                t = g.trajectories[0]
+                errors += int(not t.usable)
+                rewards.append(t.reward if t.usable else 0.0)
+        acc = sum(rewards) / len(rewards)
+        per_domain[spec.id] = acc
+        var = sum((r - acc) ** 2 for r in rewards) / max(1, len(rewards) - 1)
+        stderr[spec.id] = math.sqrt(var / len(rewards))
+    overall = sum(per_domain.values()) / len(per_domain)
+    return {"overall": overall, "per_domain": per_domain, "stderr": stderr,
+            "n": n_per_domain, "errors": errors}

@@ -1,0 +1,95 @@
+"""The phases of a training run other than RL itself: the model, the SFT cold start, DPO.
+
+Each phase is a plain function over (model, tokenizer, config) that a pipeline calls in
+order; none of them knows about progress bars or run folders (the caller passes callbacks).
+
+- :func:`load_policy`: the tiny model (built here, offline) or any local HF causal LM folder;
+- :func:`run_sft`: supervised cold start on reference demonstrations — each domain's
+  reference solver answers freshly generated tasks, so no data set is needed;
+- :func:`run_dpo`: preference optimisation on pairs built from verified groups (best answer
+  of a group against its worst), with a frozen reference.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+from posttrain.core.config import RunConfig
+from posttrain.domains.base import get_domain
+from posttrain.inference.base import InferenceBackend, SamplingParams
+from posttrain.models.loading import load_model
+from posttrain.models.tiny import build_tiny_model
+from posttrain.rollout.single_turn import run_groups
+from posttrain.trainer.dpo import build_dpo_batch, dpo_step, pairs_from_groups
+from posttrain.trainer.optim import build_optimizer, optimizer_from_config
+from posttrain.trainer.reference_loop import frozen_reference
+from posttrain.trainer.sft import build_sft_batch, sft_step
+from posttrain.trainer.tasks import TaskStream
+
+StepFn = Callable[[int, dict[str, float]], None]
+
+
+def load_policy(cfg: RunConfig) -> tuple[Any, Any]:
+    """``(model, tokenizer)``: ``cfg.model.path`` when set, else a fresh tiny model."""
+    if cfg.model.path:
+        return load_model(cfg.model.path, dtype=cfg.model.dtype)
+    return build_tiny_model(cfg.model.tiny, seed=cfg.seed)
+
+
+def demonstrations(stream: TaskStream, n: int) -> list[tuple[Any, str]]:
+    """``n`` (prompt messages, reference answer) pairs from the stream's next tasks."""
+    out = []
+    for task in stream.next(n):
+        out.append((list(task.prompt), get_domain(task.domain).solve(task)))
+    return out
+
+
+def run_sft(model: Any, tokenizer: Any, cfg: RunConfig, *, on_step: StepFn | None = None,
+            progress: Callable[[int], None] | None = None) -> dict[str, float]:
+    """``cfg.sft.steps`` steps of cross-entropy on reference answers; returns the last metrics."""
+    stream = TaskStream(cfg.domains, seed=cfg.seed + 1)
+    optimizer, schedule = optimizer_from_config(model, cfg.sft, schedule="cosine",
+                                                min_lr_ratio=0.1)
+    metrics: dict[str, float] = {}
+    for step in range(cfg.sft.steps):
+        batch = build_sft_batch(tokenizer, demonstrations(stream, cfg.sft.batch_size))
+        metrics = sft_step(model, optimizer, batch, lr_scheduler=schedule)
+        if on_step is not None:
+            on_step(step + 1, metrics)
+        if progress is not None:
+            progress(step + 1)
+    model.eval()
+    return metrics
+
+
+def run_dpo(model: Any, backend: InferenceBackend, cfg: RunConfig, *, pad_id: int,
+            on_step: StepFn | None = None) -> dict[str, float]:
+    """``cfg.dpo.steps`` DPO steps on best-vs-worst pairs of freshly sampled, verified groups."""
+    ref = frozen_reference(model)
+    optimizer = build_optimizer(model, cfg.dpo.lr)
+    stream = TaskStream(cfg.domains, seed=cfg.seed + 2)
+    params = SamplingParams(n=cfg.rl.group_size, temperature=cfg.rl.temperature,
+                            max_new_tokens=cfg.rl.max_new_tokens, seed=cfg.seed)
+    metrics: dict[str, float] = {}
+    for step in range(cfg.dpo.steps):
+        pairs = []
+        for _ in range(4):  # groups with a tie carry no preference; sample until some do
+            pairs += pairs_from_groups(run_groups(backend, stream.next(cfg.dpo.batch_size), params))
+            if pairs:
+                break
+        if not pairs:
+            continue
+        metrics = dpo_step(model, optimizer, build_dpo_batch(pairs, pad_id), beta=cfg.dpo.beta,
+                           ref_model=ref)
+        backend.load_weights(getattr(backend, "policy_version", 0) + 1, model.state_dict())
+        if on_step is not None:
+            on_step(step + 1, metrics)
+    model.eval()
+    return metrics
+
+
+def set_threads(n: int) -> None:
+    """Pin torch's intra-op threads: on small shared machines 1 thread is the stable choice."""
+    torch.set_num_threads(n)

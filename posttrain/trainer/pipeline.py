@@ -1,0 +1,148 @@
+"""A whole training run from one config: model → SFT → held-out eval → (DPO) → RL → eval → report.
+
+This is what ``posttrain quickstart`` and ``posttrain train CONFIG`` run. The run folder gets:
+
+- ``config.yaml`` (the validated config) and ``metrics.jsonl`` + ``tensorboard/`` events;
+- ``checkpoints/step-N`` (exact-resume checkpoints) and ``model/`` (the final policy in HF
+  format, loadable with ``from_pretrained`` or ``--model``);
+- ``reward_<domain>.png`` (RL reward curve per domain);
+- ``summary.json``: ``heldout_before``/``heldout_after`` (``overall`` and ``per_domain``, with
+  standard errors) and ``wall_s`` per phase;
+- ``report.html``: the self-contained run report.
+
+Resume: when the run folder already holds an RL checkpoint, the run continues from it
+(weights, optimizer, RNG, task-stream position, step and policy version), skipping the
+phases before RL.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+from posttrain.core.config import RunConfig, config_hash
+from posttrain.eval.tracking import MetricsWriter
+from posttrain.inference.hf import HFBackend
+from posttrain.models.loading import save_model
+from posttrain.trainer.checkpoint import (checkpoint_path, list_checkpoints, load_checkpoint,
+                                         prune_checkpoints, save_checkpoint)
+from posttrain.trainer.heldout import heldout_accuracy
+from posttrain.trainer.optim import optimizer_from_config
+from posttrain.trainer.phases import load_policy, run_dpo, run_sft, set_threads
+from posttrain.trainer.plots import reward_curves
+from posttrain.trainer.progress import RunProgress
+from posttrain.trainer.reference_loop import RLState, train_rl
+from posttrain.trainer.sft import pad_id_of
+from posttrain.trainer.tasks import TaskStream
+
+
+@contextmanager
+def _timed(wall: dict[str, float], name: str) -> Iterator[None]:
+    t0 = time.perf_counter()
+    yield
+    wall[name] = round(wall.get(name, 0.0) + time.perf_counter() - t0, 3)
+
+
+def _heldout(backend: HFBackend, cfg: RunConfig) -> dict[str, Any]:
+    return heldout_accuracy(backend, cfg.domains, cfg.eval.heldout_per_domain,
+                            cfg.eval.seed_offset, cfg.eval.max_new_tokens)
+
+
+def _truncate_metrics(path: Path, last_step: int) -> None:
+    """Drop logged rows after ``last_step``: a killed run logged steps its checkpoint lacks."""
+    if not path.exists():
+        return
+    keep = [ln for ln in path.read_text().splitlines() if json.loads(ln)["step"] <= last_step]
+    path.write_text("".join(ln + "\n" for ln in keep))
+
+
+def _write_summary(out: Path, summary: dict[str, Any]) -> None:
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
+
+
+def _render_report(out: Path) -> str | None:
+    try:
+        from posttrain.eval.report import render_run_report
+    except ImportError:
+        return None
+    return str(render_run_report(out))
+
+
+def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True) -> dict[str, Any]:
+    """Run every phase of ``cfg`` into ``out``; returns the summary written to summary.json."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
+    set_threads(cfg.torch_threads)
+    wall: dict[str, float] = {}
+    summary: dict[str, Any] = {"run_name": cfg.run_name, "config_hash": config_hash(cfg),
+                               "domains": [d.id for d in cfg.domains], "wall_s": wall}
+    found = list_checkpoints(out)
+    resume_from = found[-1][1] if found else None
+    if found:
+        _truncate_metrics(out / "metrics.jsonl", cfg.sft.steps + found[-1][0])
+    with MetricsWriter(out) as writer, RunProgress(cfg, enabled=show_progress) as bar:
+        with _timed(wall, "model"):
+            model, tokenizer = load_policy(cfg)
+        pad_id = pad_id_of(tokenizer)
+        if resume_from is None:
+            with _timed(wall, "sft"):
+                run_sft(model, tokenizer, cfg, on_step=lambda s, m: writer.log(s, m),
+                        progress=bar.advance("sft"))
+        backend = HFBackend(copy.deepcopy(model).eval(), tokenizer)
+        stream = TaskStream(cfg.domains, seed=cfg.seed)
+        optimizer, schedule = optimizer_from_config(model, cfg.rl)
+        state = RLState()
+        if resume_from is not None:
+            ck = load_checkpoint(resume_from, model, optimizer, schedule)
+            stream.load_state_dict(ck.data_state)
+            state = RLState(ck.step, ck.policy_version, int(ck.extra.get("samples_seen", 0)))
+            summary.update(json.loads((out / "summary.json").read_text()))
+            summary["resumed_from_step"] = ck.step
+            wall = summary["wall_s"]
+            backend.load_weights(state.policy_version, model.state_dict())
+        else:
+            with _timed(wall, "eval_before"):
+                summary["heldout_before"] = _heldout(backend, cfg)
+                bar.note(f"held-out before RL: {summary['heldout_before']['overall']:.3f}")
+            if cfg.dpo.steps:
+                with _timed(wall, "dpo"):
+                    run_dpo(model, backend, cfg, pad_id=pad_id,
+                            on_step=lambda s, m: writer.log(s, m))
+                    backend.load_weights(0, model.state_dict())
+            _write_summary(out, summary)
+
+        def checkpoint(st: RLState) -> None:
+            save_checkpoint(checkpoint_path(out, st.step), model=model,
+                            tokenizer=tokenizer, optimizer=optimizer, lr_scheduler=schedule,
+                            step=st.step, policy_version=st.policy_version,
+                            data_state=stream.state_dict(),
+                            extra={"samples_seen": st.samples_seen})
+            prune_checkpoints(out, keep_last=2)
+
+        with _timed(wall, "rl"):
+            rl_offset = cfg.sft.steps  # RL steps continue the SFT step axis in the logs
+            state = train_rl(model, optimizer, backend, stream, cfg.rl, pad_id=pad_id,
+                             seed=cfg.seed, state=state, lr_scheduler=schedule,
+                             on_step=lambda s, m: writer.log(rl_offset + s, m),
+                             checkpoint=checkpoint, checkpoint_every=cfg.rl.checkpoint_every,
+                             progress=bar.advance("rl", start=state.step))
+            checkpoint(state)
+        with _timed(wall, "eval_after"):
+            summary["heldout_after"] = _heldout(backend, cfg)
+            bar.note(f"held-out after RL: {summary['heldout_after']['overall']:.3f}")
+        save_model(model, tokenizer, out / "model")
+    summary["rl_steps"] = state.step
+    summary["policy_version"] = state.policy_version
+    summary["plots"] = reward_curves(out / "metrics.jsonl", out, [d.id for d in cfg.domains])
+    summary["wall_s"]["total"] = round(sum(v for k, v in wall.items() if k != "total"), 3)
+    _write_summary(out, summary)
+    summary["report"] = _render_report(out)
+    _write_summary(out, summary)
+    return summary

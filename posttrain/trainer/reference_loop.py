@@ -1,0 +1,183 @@
+"""The synchronous reference RL loop: sample, verify, compute advantages, update, sync weights.
+
+Read it top to bottom; it is the definition of what one RL step *means* in posttrain. The
+asynchronous loop (:mod:`posttrain.trainer.loop`) must reproduce it exactly when its
+staleness bound is 0.
+
+One step:
+1. draw ``prompts_per_step`` tasks from the :class:`~posttrain.trainer.tasks.TaskStream`;
+2. sample ``group_size`` completions per task with the inference backend (behaviour policy
+   = the current weights) and verify each with its domain's verifier (``run_groups``);
+3. optionally drop groups whose rewards are all equal (DAPO's dynamic filter: they carry
+   no group-relative signal);
+4. advantages per the algorithm's estimator; a padded :class:`PolicyBatch`;
+5. ``ppo_epochs`` passes of the algorithm's loss against the behaviour logprobs, with
+   gradient clipping; an optional KL term to a frozen reference model (k3);
+6. bump the policy version and copy the new weights into the backend (in-process weight
+   sync: the embedded default; other transports live in ``weight_sync``).
+
+Deviations from the papers, on purpose: DAPO's refill of filtered groups is not done here
+(the step trains on fewer groups instead, which keeps one step = one sampling round); the
+reference model for the KL term is the policy at the start of RL.
+
+What it guarantees: a step never crashes on a bad rollout (failed trajectories are excluded
+from the loss and counted in ``rollout/unusable``); ``state_dict``/``load_state_dict``
+capture everything needed to resume exactly (with :mod:`checkpoint`).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from posttrain.core.config import RLConfig
+from posttrain.core.types import TrajectoryGroup
+from posttrain.inference.base import InferenceBackend, SamplingParams
+from posttrain.rollout.single_turn import run_groups
+from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
+from posttrain.trainer.batch import PolicyBatch, build_policy_batch
+from posttrain.trainer.logprobs import frozen_logprobs, token_logprobs_and_entropy
+from posttrain.trainer.losses import LOSSES, LossConfig, get_algorithm
+from posttrain.trainer.tasks import TaskStream
+
+MetricsFn = Callable[[int, dict[str, float]], None]
+
+
+@dataclass
+class RLState:
+    """What changes from step to step (and what a checkpoint saves besides the weights)."""
+
+    step: int = 0
+    policy_version: int = 0
+    samples_seen: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def sampling_params(rl: RLConfig, seed: int | None) -> SamplingParams:
+    return SamplingParams(n=rl.group_size, temperature=rl.temperature, top_p=rl.top_p,
+                          max_new_tokens=rl.max_new_tokens, seed=seed)
+
+
+def rollout_metrics(groups: list[TrajectoryGroup]) -> dict[str, float]:
+    """Reward per domain, overall, and rollout health counters."""
+    by_domain: dict[str, list[float]] = defaultdict(list)
+    unusable = truncated = tokens = n = 0
+    for g in groups:
+        for t in g.trajectories:
+            n += 1
+            unusable += int(not t.usable)
+            truncated += int(t.stop_reason == "max_tokens")
+            tokens += t.num_action_tokens
+            if t.usable:
+                by_domain[g.task.domain].append(t.reward)
+    out = {f"reward/{d}": sum(r) / len(r) for d, r in by_domain.items()}
+    rewards = [r for rs in by_domain.values() for r in rs]
+    out["reward/mean"] = sum(rewards) / len(rewards) if rewards else 0.0
+    out["rollout/unusable"] = float(unusable)
+    out["rollout/truncated_frac"] = truncated / max(1, n)
+    out["rollout/mean_tokens"] = tokens / max(1, n)
+    out["rollout/samples"] = float(n)
+    return out
+
+
+def policy_update(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batch: PolicyBatch,
+                  rl: RLConfig, loss_name: str, ref_model: torch.nn.Module | None = None,
+                  lr_scheduler: Any = None, policy_version: int = 0) -> dict[str, float]:
+    """``ppo_epochs`` optimizer steps of the algorithm's loss on one batch.
+
+    When samples are stale (sampled by an older policy) or there are several epochs, the
+    trainer's own logprobs at the start of the step become the PPO "old" policy and the
+    behaviour/old mismatch is corrected by a truncated importance weight; fresh single-epoch
+    batches skip that extra forward pass (old and behaviour policies are then the same).
+    """
+    loss_fn = LOSSES.get(loss_name)
+    loss_cfg = LossConfig.from_rl(rl)
+    if ref_model is not None and rl.kl_coef > 0:
+        batch = batch.replace(ref_logprobs=frozen_logprobs(ref_model, batch, rl.temperature))
+    stale = batch.num_rows and int(batch.policy_versions.min()) < policy_version
+    if rl.ppo_epochs > 1 or stale:
+        batch = batch.replace(old_logprobs=frozen_logprobs(model, batch, rl.temperature))
+    model.train()
+    metrics: dict[str, float] = {}
+    for _ in range(rl.ppo_epochs):
+        logprobs, entropy = token_logprobs_and_entropy(model, batch, rl.temperature)
+        loss, metrics = loss_fn(batch, logprobs, loss_cfg, entropy=entropy)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        metrics["loss/grad_norm"] = float(torch.nn.utils.clip_grad_norm_(model.parameters(),
+                                                                        rl.grad_clip))
+        optimizer.step()
+    if lr_scheduler is not None:
+        lr_scheduler.step()
+    metrics["loss/lr"] = float(optimizer.param_groups[0]["lr"])
+    return metrics
+
+
+def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: InferenceBackend,
+            stream: TaskStream, rl: RLConfig, state: RLState, *, pad_id: int, seed: int = 0,
+            ref_model: torch.nn.Module | None = None, lr_scheduler: Any = None) -> dict[str, float]:
+    """One synchronous RL step; mutates ``model``, ``optimizer``, ``stream``, ``state``."""
+    algo = get_algorithm(rl.algorithm)
+    t0 = time.perf_counter()
+    tasks = stream.next(rl.prompts_per_step)
+    groups = run_groups(backend, tasks, sampling_params(rl, seed * 1_000_003 + state.step))
+    t_sample = time.perf_counter() - t0
+    metrics = rollout_metrics(groups)
+    kept = groups
+    if rl.filter_zero_variance or algo.filter_zero_variance:
+        kept, dropped = filter_zero_variance(groups)
+        metrics["rollout/zero_variance_groups"] = float(dropped)
+    t1 = time.perf_counter()
+    if kept:
+        advantages = compute_advantages(kept, algo.advantage)
+        batch = build_policy_batch(kept, advantages, pad_id)
+        metrics.update(batch.stats)
+        metrics.update(policy_update(model, optimizer, batch, rl, algo.loss, ref_model,
+                                     lr_scheduler, state.policy_version))
+    else:
+        metrics["loss/skipped"] = 1.0
+    t_update = time.perf_counter() - t1
+    state.step += 1
+    state.policy_version += 1
+    state.samples_seen += sum(len(g.trajectories) for g in groups)
+    t2 = time.perf_counter()
+    backend.load_weights(state.policy_version, model.state_dict())
+    metrics.update({"time/sample_s": t_sample, "time/update_s": t_update,
+                    "time/sync_s": time.perf_counter() - t2,
+                    "time/step_s": time.perf_counter() - t0,
+                    "rollout/policy_version": float(state.policy_version),
+                    "rollout/samples_seen": float(state.samples_seen)})
+    return metrics
+
+
+def frozen_reference(model: torch.nn.Module) -> torch.nn.Module:
+    """A frozen copy of the policy (the KL reference)."""
+    ref = copy.deepcopy(model).eval()
+    for p in ref.parameters():
+        p.requires_grad_(False)
+    return ref
+
+
+def train_rl(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: InferenceBackend,
+             stream: TaskStream, rl: RLConfig, *, pad_id: int, seed: int = 0,
+             state: RLState | None = None, on_step: MetricsFn | None = None,
+             checkpoint: Callable[[RLState], None] | None = None, checkpoint_every: int = 0,
+             lr_scheduler: Any = None, progress: Callable[[int], None] | None = None) -> RLState:
+    """Run ``rl.steps`` steps (resuming from ``state.step``)."""
+    state = state or RLState()
+    ref_model = frozen_reference(model) if rl.kl_coef > 0 else None
+    while state.step < rl.steps:
+        metrics = rl_step(model, optimizer, backend, stream, rl, state, pad_id=pad_id, seed=seed,
+                          ref_model=ref_model, lr_scheduler=lr_scheduler)
+        if on_step is not None:
+            on_step(state.step, metrics)
+        if checkpoint is not None and checkpoint_every and state.step % checkpoint_every == 0:
+            checkpoint(state)
+        if progress is not None:
+            progress(state.step)
+    return state
