@@ -108,7 +108,12 @@ _LOADED = False
 
 
 def load_builtin_domains() -> None:
-    """Import every built-in domain module once, so their decorators register them."""
+    """Import every built-in domain module once, so their decorators register them.
+
+    A module that fails to import is recorded in ``DOMAINS.discovery_errors`` (key
+    ``module:<name>``) instead of breaking every other domain; ``domains check --all``
+    reports it as a failure.
+    """
     global _LOADED
     if _LOADED:
         return
@@ -118,7 +123,13 @@ def load_builtin_domains() -> None:
 
     import posttrain.domains as pkg
 
-    for mod in pkgutil.walk_packages(pkg.__path__, prefix="posttrain.domains."):
+    def onerror(name: str) -> None:
+        DOMAINS.discovery_errors[f"module:{name}"] = "package failed to import"
+
+    for mod in pkgutil.walk_packages(pkg.__path__, prefix="posttrain.domains.", onerror=onerror):
         if mod.name.rsplit(".", 1)[-1].startswith("_") or mod.name.endswith(".base"):
             continue
-        importlib.import_module(mod.name)
+        try:
+            importlib.import_module(mod.name)
+        except Exception as exc:  # one broken module must not hide the other domains
+            DOMAINS.discovery_errors[f"module:{mod.name}"] = f"{type(exc).__name__}: {exc}"
