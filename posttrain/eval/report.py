@@ -164,3 +164,10 @@ def render_eval_report(eval_dir: str | Path) -> Path:
     out = d / "report.html"
     out.write_text(page)
     return out
+
+
+def render_run_report(run_dir: str | Path) -> Path:
+    """The training-run report (see :mod:`posttrain.eval.run_report`); re-exported here."""
+    from .run_report import render_run_report as render
+
+    return render(run_dir)

@@ -7,7 +7,7 @@
   :class:`posttrain.eval.tracking.MetricsWriter`): reward curves per domain, and loss curves;
 - ``curriculum.json`` (optional): the curriculum heatmap, samples spent and pass rate per
   (domain, difficulty) cell. Accepted shapes: ``{"cells": [{"domain", "difficulty",
-  "samples", "pass_rate"}, ...]}`` or ``{"domains": [...], "difficulties": [...],
+  "samples" or "count", "pass_rate"}, ...]}`` (what ``posttrain.scheduler`` writes) or ``{"domains": [...], "difficulties": [...],
   "samples": [[...]], "pass_rate": [[...]]}``;
 - ``eval/results.json`` (optional, ``posttrain eval run --out <run>/eval``): every section of
   the evaluation report; ``audit.json`` (optional): the audit queue.
@@ -51,11 +51,13 @@ def _heldout(summary: Mapping[str, Any], key: str) -> tuple[dict[str, tuple[floa
         return {}, (v, f"summary/{key}")
     if not isinstance(v, Mapping):
         return {}, None
-    if isinstance(v.get("domains"), Mapping):
-        per = {d: (x, f"summary/{key}/domains/{d}") for d, x in v["domains"].items()}
+    nested = next((k for k in ("per_domain", "domains") if isinstance(v.get(k), Mapping)), None)
+    if nested is not None:
+        per = {d: (x, f"summary/{key}/{nested}/{d}") for d, x in v[nested].items()
+               if isinstance(x, (int, float))}
     else:
         per = {d: (x, f"summary/{key}/{d}") for d, x in v.items()
-               if d != "overall" and isinstance(x, (int, float))}
+               if d not in ("overall", "n", "errors") and isinstance(x, (int, float))}
     overall = (v["overall"], f"summary/{key}/overall") if "overall" in v else None
     return per, overall
 
@@ -95,6 +97,8 @@ def phase_table(summary: Mapping[str, Any]) -> str:
 def _curriculum_grid(cur: Mapping[str, Any], field: str) -> tuple[list[str], list[Any], list[list[Any]]]:
     if "cells" in cur:
         cells = cur["cells"]
+        if not any(c.get(field) is not None for c in cells):
+            return [], [], []
         doms = sorted({c["domain"] for c in cells})
         diffs = sorted({c["difficulty"] for c in cells})
         grid = [[None] * len(diffs) for _ in doms]
@@ -111,6 +115,7 @@ def curriculum_section(cur: Mapping[str, Any] | None) -> str:
         return '<p class="muted">(no curriculum.json: this run did not record its curriculum)</p>'
     out = []
     for field, title, label in (("samples", "Samples spent per cell", "samples"),
+                                ("count", "Samples seen per cell", "samples"),
                                 ("pass_rate", "Pass rate per cell", "pass rate")):
         rows, cols, grid = _curriculum_grid(cur, field)
         if rows:
