@@ -47,7 +47,12 @@ def zero_variance_prob(alpha: np.ndarray | float, beta: np.ndarray | float, grou
 
 
 class CellStats:
-    """Statistics of C cells; row ``i`` is one (domain, difficulty) cell."""
+    """Statistics of C cells; row ``i`` is one (domain, difficulty) cell.
+
+    The running sums are plain Python lists (an update reads and writes a handful of
+    scalars, which numpy makes slow); the derived per-cell vectors the sampler needs —
+    ``pzv``, ``score``, ``pass_rate_C`` — are numpy arrays kept current element by element.
+    """
 
     def __init__(self, n_cells: int, *, group_size: int, success_threshold: float,
                  prior_alpha: float, prior_beta: float, decay: float):
@@ -58,48 +63,48 @@ class CellStats:
         self.prior_beta = prior_beta
         self.decay = decay
         for name in _FLOAT_FIELDS:
-            setattr(self, name, np.zeros(n_cells, dtype=np.float64))
+            setattr(self, name, [0.0] * n_cells)
         for name in _INT_FIELDS:
-            setattr(self, name, np.zeros(n_cells, dtype=np.int64))
-        self.last_step[:] = -1
-        self.pzv = np.zeros(n_cells)
-        self.score = np.zeros(n_cells)
+            setattr(self, name, [0] * n_cells)
+        self.last_step = [-1] * n_cells
         self._refresh_all()
 
     # derived quantities -------------------------------------------------------------
-    def alpha(self) -> np.ndarray:
-        return self.prior_alpha + self.s_eff
-
-    def beta(self) -> np.ndarray:
-        return self.prior_beta + self.f_eff
+    def array(self, name: str) -> np.ndarray:
+        """One running statistic as a numpy array (a copy)."""
+        return np.asarray(getattr(self, name))
 
     def pass_rate(self) -> np.ndarray:
         """Posterior mean pass rate of every cell (the prior mean where unseen)."""
-        a, b = self.alpha(), self.beta()
-        return a / (a + b)
+        return self.pass_rate_C.copy()
 
     def reward_var(self) -> np.ndarray:
         """Expected within-group reward variance of every cell."""
-        return (_PRIOR_VAR + self.var_sum) / (1.0 + self.var_w)
+        return (_PRIOR_VAR + self.array("var_sum")) / (1.0 + self.array("var_w"))
 
     def reward_mean(self) -> np.ndarray:
         """Discounted mean reward (NaN where unseen)."""
+        w = self.array("var_w")
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(self.var_w > 0, self.mean_sum / np.maximum(self.var_w, 1e-300), np.nan)
+            return np.where(w > 0, self.array("mean_sum") / np.maximum(w, 1e-300), np.nan)
 
     def _refresh_all(self) -> None:
-        self.pzv = zero_variance_prob(self.alpha(), self.beta(), self.group_size)
+        a = self.prior_alpha + self.array("s_eff")
+        b = self.prior_beta + self.array("f_eff")
+        self.pass_rate_C = a / (a + b)
+        self.pzv = zero_variance_prob(a, b, self.group_size)
         self.score = (1.0 - self.pzv) * self.reward_var()
 
     def _refresh(self, i: int) -> None:
-        a = self.prior_alpha + float(self.s_eff[i])
-        b = self.prior_beta + float(self.f_eff[i])
+        a = self.prior_alpha + self.s_eff[i]
+        b = self.prior_beta + self.f_eff[i]
         all_pass = all_fail = 1.0
         for k in range(self.group_size):
             all_pass *= (a + k) / (a + b + k)
             all_fail *= (b + k) / (a + b + k)
         pzv = all_pass + all_fail
-        var = (_PRIOR_VAR + float(self.var_sum[i])) / (1.0 + float(self.var_w[i]))
+        var = (_PRIOR_VAR + self.var_sum[i]) / (1.0 + self.var_w[i])
+        self.pass_rate_C[i] = a / (a + b)
         self.pzv[i] = pzv
         self.score[i] = (1.0 - pzv) * var
 
@@ -114,7 +119,8 @@ class CellStats:
         passes = 0
         for r in rewards_G:
             total += r
-            passes += r >= thr
+            if r >= thr:
+                passes += 1
         mean = total / g
         var = 0.0
         for r in rewards_G:
@@ -136,14 +142,13 @@ class CellStats:
 
     # persistence --------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {name: getattr(self, name).tolist() for name in _FLOAT_FIELDS}
-        out.update({name: getattr(self, name).tolist() for name in _INT_FIELDS})
-        return out
+        return {name: list(getattr(self, name)) for name in _FLOAT_FIELDS + _INT_FIELDS}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         for name in _FLOAT_FIELDS + _INT_FIELDS:
-            arr = np.asarray(state[name], dtype=getattr(self, name).dtype)
-            if arr.shape != (self.n,):
-                raise ValueError(f"cell state {name!r} has shape {arr.shape}, expected ({self.n},)")
-            setattr(self, name, arr.copy())
+            values = list(state[name])
+            if len(values) != self.n:
+                raise ValueError(f"cell state {name!r} has {len(values)} rows, expected {self.n}")
+            cast = float if name in _FLOAT_FIELDS else int
+            setattr(self, name, [cast(v) for v in values])
         self._refresh_all()

@@ -87,6 +87,7 @@ class Curriculum:
         self.start = np.concatenate([[0], np.cumsum(self.n_levels)[:-1]]).astype(np.int64)
         self.dom_C = np.repeat(np.arange(len(doms)), self.n_levels)
         self.lvl_C = np.arange(len(self.cells)) - self.start[self.dom_C]
+        self._dom_list, self._lvl_list = self.dom_C.tolist(), self.lvl_C.tolist()
         ov = [cfg.domains.get(d.id) for d in doms]
         self.mix = np.array([o.weight if o else 1.0 for o in ov])
         self.priority = np.array([o.priority if o else 0 for o in ov], dtype=np.int64)
@@ -98,6 +99,7 @@ class Curriculum:
         self.frontier = np.zeros(len(doms), dtype=np.int64)
         self.decided = np.zeros(len(doms), dtype=np.int64)
         self._ordered = bool(np.any(self.priority != self.priority[0]))
+        self._struct: tuple[int, np.ndarray, np.ndarray] | None = None
 
     # ------------------------------------------------------------------ weights
     def _active_mask(self) -> tuple[np.ndarray, np.ndarray]:
@@ -106,18 +108,26 @@ class Curriculum:
         active = (self.lvl_C >= lo_C) & (self.lvl_C <= self.frontier[self.dom_C])
         return active, self.lvl_C - lo_C
 
+    def _structure(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-cell active mask × easy bias, and per-domain stage weight (cached: they only
+        change when a frontier moves or the step changes)."""
+        if self._struct is None or self._struct[0] != self.step:
+            active, rank = self._active_mask()
+            shape = active * np.exp(-self.easy_bias[self.dom_C] * rank)
+            sw = stage_weights(self.config.stages, self.step)
+            stage_w = np.array([sw[s] for s in STAGES])[self.stage_idx]
+            self._struct = (self.step, shape, stage_w)
+        return self._struct[1], self._struct[2]
+
     def _refresh(self) -> None:
         """Rebuild the per-cell sampling distribution (vectorised, O(cells))."""
         cfg, D = self.config, len(self.domains)
-        active, rank = self._active_mask()
+        shape, stage_w = self._structure()
         score = np.where(self.stats.pzv > cfg.skip_zero_var_above, 0.0, self.stats.score)
-        bias = np.exp(-self.easy_bias[self.dom_C] * rank)
-        cellw = active * bias * (score + cfg.min_cell_weight)
+        cellw = shape * (score + cfg.min_cell_weight)
         mass = np.bincount(self.dom_C, cellw, minlength=D)
         q = cellw / np.maximum(mass, 1e-300)[self.dom_C]
         learn = np.bincount(self.dom_C, q * score, minlength=D) / 0.25
-        sw = stage_weights(cfg.stages, self.step)
-        stage_w = np.array([sw[s] for s in STAGES])[self.stage_idx]
         eligible = (self.mix > 0) & (mass > 0) & ((self.budget < 0) | (self.decided < self.budget))
         raw = np.where(eligible, self.mix * stage_w * (learn + cfg.min_cell_weight), 0.0)
         n_el = int(eligible.sum())
@@ -181,9 +191,7 @@ class Curriculum:
         if len(idx) == 0:
             return
         lo, hi = self.config.learnable_band
-        a = self.stats.prior_alpha + self.stats.s_eff[idx]
-        b = self.stats.prior_beta + self.stats.f_eff[idx]
-        p = a / (a + b)
+        p = self.stats.pass_rate_C[idx]
         c = self.counters
         c["decisions"] += len(idx)
         c["learnable_decisions"] += int(np.count_nonzero((p > lo) & (p < hi)))
@@ -219,9 +227,9 @@ class Curriculum:
         cfg, st = self.config, self.stats
         if st.recent[i] < cfg.min_groups:
             return
-        d, k = int(self.dom_C[i]), int(self.lvl_C[i])
+        d, k = self._dom_list[i], self._lvl_list[i]
         f = int(self.frontier[d])
-        p = (cfg.prior_alpha + st.s_eff[i]) / (cfg.prior_alpha + cfg.prior_beta + st.s_eff[i] + st.f_eff[i])
+        p = float(st.pass_rate_C[i])
         if k == f and p >= cfg.promote_at and f < self.n_levels[d] - 1:
             self._move(d, f + 1, "promote", p)
         elif p <= cfg.demote_at and 0 < k <= f and k >= f - cfg.replay_levels:
@@ -232,7 +240,8 @@ class Curriculum:
         dom = self.domains[d]
         before = dom.difficulties[int(self.frontier[d])]
         self.frontier[d] = to
-        self.stats.recent[self.start[d] + to] = 0  # the new frontier needs fresh evidence
+        self._struct = None
+        self.stats.recent[int(self.start[d]) + to] = 0  # the new frontier needs fresh evidence
         self.counters["promotions" if kind == "promote" else "demotions"] += 1
         event = dict(step=self.step, domain=dom.id, kind=kind, pass_rate=round(float(p), 4),
                      from_difficulty=before, to_difficulty=dom.difficulties[to])
@@ -301,6 +310,7 @@ class Curriculum:
         self.step = int(state["step"])
         self.stats.load_state_dict(state["stats"])
         self.frontier = np.asarray(state["frontier"], dtype=np.int64)
+        self._struct = None
         self.decided = np.asarray(state["decided"], dtype=np.int64)
         self.counters = dict(state["counters"])
         self.stage_decisions = np.asarray(state["stage_decisions"], dtype=np.int64)

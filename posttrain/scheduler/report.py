@@ -35,7 +35,7 @@ def curriculum_metrics(cur: "Curriculum") -> dict[str, float]:
     st = cur.stats
     decisions = max(c["decisions"], 1)
     active, _ = cur._active_mask()
-    seen = st.count > 0
+    seen = st.array("count") > 0
     pr = st.pass_rate()
     lo, hi = cur.config.learnable_band
     out = {
@@ -61,10 +61,11 @@ def curriculum_metrics(cur: "Curriculum") -> dict[str, float]:
 def curriculum_json(cur: "Curriculum") -> dict[str, Any]:
     st = cur.stats
     active, _ = cur._active_mask()
-    n_eff = st.s_eff + st.f_eff
+    s_eff, var_w = st.array("s_eff"), st.array("var_w")
+    n_eff = s_eff + st.array("f_eff")
     with np.errstate(invalid="ignore", divide="ignore"):
-        live_pass = np.where(n_eff > 0, st.s_eff / np.maximum(n_eff, 1e-300), np.nan)
-        live_var = np.where(st.var_w > 0, st.var_sum / np.maximum(st.var_w, 1e-300), np.nan)
+        live_pass = np.where(n_eff > 0, s_eff / np.maximum(n_eff, 1e-300), np.nan)
+        live_var = np.where(var_w > 0, st.array("var_sum") / np.maximum(var_w, 1e-300), np.nan)
     mean = st.reward_mean()
     probs = cur.probabilities()
     cells = []
