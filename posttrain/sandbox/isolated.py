@@ -295,10 +295,10 @@ class IsolatedSandbox(AsyncTwins):
                 os.close(fd)
         chunks: list[bytes] = []
 
-        def on_done() -> bool:  # the reaper writes its report, then exits (EOF)
+        def on_done() -> bool:  # one atomic JSON write, or EOF when the reaper was killed
             data = os.read(report_fd, 65536)
             chunks.append(data)
-            return not data
+            return not data or data.rstrip().endswith(b"}")
 
         data = stdin.encode() if isinstance(stdin, str) else stdin
         try:

@@ -135,14 +135,16 @@ def remove(root_fd: int, path: str) -> None:
 
 def walk(root_fd: int, parts: list | None = None, limit: int = 100_000):
     """Yield ``(relpath, os.stat_result)`` for every entry under the tree, links not followed."""
-    stack = [(list(parts or []), None)]
+    stack = [(list(parts or []), True)]
     seen = 0
     while stack:
-        comp, _ = stack.pop()
+        comp, top = stack.pop()
         try:
             dfd = open_dir(root_fd, comp)
         except (PermissionError, FileNotFoundError, NotADirectoryError):
-            continue
+            if top:  # the directory asked for is a link or missing: say so
+                raise
+            continue  # a child swapped for a link meanwhile: skip it, never follow it
         try:
             names = sorted(os.listdir(dfd))
             for name in names:
@@ -156,6 +158,6 @@ def walk(root_fd: int, parts: list | None = None, limit: int = 100_000):
                 rel = "/".join(comp + [name])
                 yield rel, st
                 if stat.S_ISDIR(st.st_mode):
-                    stack.append((comp + [name], None))
+                    stack.append((comp + [name], False))
         finally:
             os.close(dfd)

@@ -146,8 +146,12 @@ class LayerReader:
                 return None
         return None
 
-    def paths(self, layer: str) -> list[str]:
-        return [rel for rel, _ in safefs.walk(self.fds[layer], ["work"])]
+    def paths(self, layer: str, under: str = "work") -> list[str]:
+        """Paths present in one layer under ``under`` (none when the layer lacks it)."""
+        try:
+            return [rel for rel, _ in safefs.walk(self.fds[layer], under.split("/"))]
+        except (FileNotFoundError, NotADirectoryError, PermissionError):
+            return []
 
     def digest(self, entry: Entry, rel: str, cap: int) -> tuple[str, str | None]:
         data, _ = safefs.read_file(self.fds[entry.layer], rel, entry.size + 1)
@@ -169,7 +173,7 @@ def diff(reader: LayerReader, old: tuple[str, ...], new: tuple[str, ...],
         entry = reader.resolve(old, rel)
         if entry is not None and entry.kind == "dir":
             for layer in old:
-                found.update(r for r, _ in safefs.walk(reader.fds[layer], rel.split("/")))
+                found.update(reader.paths(layer, rel))
     candidates = sorted(found)
     changes = []
     for rel in candidates:

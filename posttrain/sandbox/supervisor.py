@@ -182,7 +182,26 @@ def _run_python(code: str) -> int:
     return rc
 
 
-def run_command(zyg: socket.socket, filt) -> None:
+def private_proc(keeper: socket.socket) -> None:
+    """A mount namespace of our own with a procfs of the command's pid namespace.
+
+    Why hand the namespace to the reaper: the namespace dies with its last reference, and
+    tearing a mount namespace down waits for an RCU grace period (milliseconds on a busy
+    host). The reaper holds it and exits only after it has reported, so that cost is paid
+    after the command's result is already with the host.
+    """
+    _check(libc.unshare(CLONE_NEWNS), "unshare(mount)")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    fd = os.open("/proc/self/ns/mnt", os.O_RDONLY)
+    try:
+        socket.send_fds(keeper, [b"n"], [fd])
+    finally:
+        os.close(fd)
+        keeper.close()
+
+
+def run_command(zyg: socket.socket, keeper: socket.socket, filt) -> None:
     """The pre-forked command process: wait for a request, then set up and exec. Never returns."""
     try:
         req, got = wire.recv(zyg)
@@ -190,6 +209,7 @@ def run_command(zyg: socket.socket, filt) -> None:
         os._exit(0)
     try:
         zyg.close()
+        private_proc(keeper)
         names = ["stdout", "stderr"] + (["stdin"] if req.get("stdin") else [])
         fds = dict(zip(names, got))
         os.setsid()
@@ -217,17 +237,35 @@ def run_command(zyg: socket.socket, filt) -> None:
 
 
 def run_reaper(zyg: socket.socket, filt, report_w: int) -> None:
-    """pid 1 of the command's pid namespace. Never returns."""
+    """pid 1 of the command's pid namespace. Never returns.
+
+    When the command exits, every other process in the namespace is killed and reaped
+    *before* the report is written: once the host has the result, nothing the command
+    started is still running.
+    """
     try:
         signal.signal(signal.SIGTERM, lambda *_: os.kill(-1, signal.SIGTERM))
+        keep, give = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         child = os.fork()
         if child == 0:
             os.close(report_w)
-            run_command(zyg, filt)
+            keep.close()
+            run_command(zyg, give, filt)
         zyg.close()
+        give.close()
         while True:
             pid, status, ru = os.wait4(-1, 0)
             if pid == child:
+                break
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        while True:
+            try:
+                os.wait4(-1, 0)
+            except ChildProcessError:
                 break
         report = {
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
