@@ -46,6 +46,20 @@ def _mount() -> None:
 _mount()
 
 
+def _audit_alias() -> None:
+    """``posttrain audit RUN --domain D`` is ``posttrain eval audit``, kept at the top level."""
+    try:
+        from posttrain.cli import eval_cmd
+    except ModuleNotFoundError:
+        return
+    if hasattr(eval_cmd, "audit"):
+        app.command("audit", help="Sample trajectories of a run for human review of reward hacking.")(
+            eval_cmd.audit)
+
+
+_audit_alias()
+
+
 def main() -> None:
     app()
 

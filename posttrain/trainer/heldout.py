@@ -2,8 +2,9 @@
 
 Uses the same rollout and verifiers as training (``run_groups`` with one greedy sample per
 task) on tasks whose seeds never occur in training (see :mod:`posttrain.trainer.tasks`).
-Accuracy is the mean verifier reward; a task whose verification failed counts as 0 and is
-reported in ``errors``. The standard error is reported so a gain can be told from noise.
+Accuracy is the mean verifier reward over the tasks whose verification succeeded; a task
+whose verification (or generation) failed is left out of the mean and counted in ``errors``
+(DESIGN.md §3: a failed verifier is never silently a 0). The standard error is reported so a gain can be told from noise.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ def heldout_accuracy(backend: InferenceBackend, specs: Sequence[DomainSpec], n_p
             for g in run_groups(backend, tasks[i:i + batch_size], params):
                 t = g.trajectories[0]
                 errors += int(not t.usable)
-                rewards.append(t.reward if t.usable else 0.0)
-        acc = sum(rewards) / len(rewards)
+                if t.usable:
+                    rewards.append(t.reward)
+        acc = sum(rewards) / len(rewards) if rewards else 0.0
         per_domain[spec.id] = acc
         var = sum((r - acc) ** 2 for r in rewards) / max(1, len(rewards) - 1)
-        stderr[spec.id] = math.sqrt(var / len(rewards))
+        stderr[spec.id] = math.sqrt(var / max(1, len(rewards)))
     overall = sum(per_domain.values()) / len(per_domain)
     return {"overall": overall, "per_domain": per_domain, "stderr": stderr,
             "n": n_per_domain, "errors": errors}

@@ -8,6 +8,8 @@ This is what ``posttrain quickstart`` and ``posttrain train CONFIG`` run. The ru
 - ``reward_<domain>.png`` (RL reward curve per domain);
 - ``summary.json``: ``heldout_before``/``heldout_after`` (``overall`` and ``per_domain``, with
   standard errors) and ``wall_s`` per phase;
+- ``groups.jsonl``: every verified RL group (one TrajectoryGroup per line), for
+  ``posttrain audit`` and ``eval --reuse-groups``;
 - ``report.html``: the self-contained run report.
 
 Resume: when the run folder already holds an RL checkpoint, the run continues from it
@@ -27,6 +29,7 @@ from typing import Any, Iterator
 import yaml
 
 from posttrain.core.config import RunConfig, config_hash
+from posttrain.core.serde import dumps
 from posttrain.eval.tracking import MetricsWriter
 from posttrain.inference.hf import HFBackend
 from posttrain.models.loading import save_model
@@ -126,14 +129,21 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
                             extra={"samples_seen": st.samples_seen})
             prune_checkpoints(out, keep_last=2)
 
+        groups_file = (out / "groups.jsonl").open("a")
+
+        def keep_groups(groups: list) -> None:
+            groups_file.write("".join(dumps(g) + "\n" for g in groups))
+
         with _timed(wall, "rl"):
             rl_offset = cfg.sft.steps  # RL steps continue the SFT step axis in the logs
             state = train_rl(model, optimizer, backend, stream, cfg.rl, pad_id=pad_id,
                              seed=cfg.seed, state=state, lr_scheduler=schedule,
                              on_step=lambda s, m: writer.log(rl_offset + s, m),
                              checkpoint=checkpoint, checkpoint_every=cfg.rl.checkpoint_every,
-                             progress=bar.advance("rl", start=state.step))
+                             progress=bar.advance("rl", start=state.step),
+                             on_groups=keep_groups)
             checkpoint(state)
+        groups_file.close()
         with _timed(wall, "eval_after"):
             summary["heldout_after"] = _heldout(backend, cfg)
             bar.note(f"held-out after RL: {summary['heldout_after']['overall']:.3f}")

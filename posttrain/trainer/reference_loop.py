@@ -120,14 +120,19 @@ def policy_update(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batc
 
 def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: InferenceBackend,
             stream: TaskStream, rl: RLConfig, state: RLState, *, pad_id: int, seed: int = 0,
-            ref_model: torch.nn.Module | None = None, lr_scheduler: Any = None) -> dict[str, float]:
-    """One synchronous RL step; mutates ``model``, ``optimizer``, ``stream``, ``state``."""
+            ref_model: torch.nn.Module | None = None, lr_scheduler: Any = None,
+            on_groups: Callable[[list[TrajectoryGroup]], None] | None = None) -> dict[str, float]:
+    """One synchronous RL step; mutates ``model``, ``optimizer``, ``stream``, ``state``.
+
+    ``on_groups`` sees the step's verified groups (e.g. to keep them for an audit)."""
     algo = get_algorithm(rl.algorithm)
     t0 = time.perf_counter()
     tasks = stream.next(rl.prompts_per_step)
     groups = run_groups(backend, tasks, sampling_params(rl, seed * 1_000_003 + state.step))
     t_sample = time.perf_counter() - t0
     metrics = rollout_metrics(groups)
+    if on_groups is not None:
+        on_groups(groups)
     kept = groups
     if rl.filter_zero_variance or algo.filter_zero_variance:
         kept, dropped = filter_zero_variance(groups)
@@ -167,13 +172,14 @@ def train_rl(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: 
              stream: TaskStream, rl: RLConfig, *, pad_id: int, seed: int = 0,
              state: RLState | None = None, on_step: MetricsFn | None = None,
              checkpoint: Callable[[RLState], None] | None = None, checkpoint_every: int = 0,
-             lr_scheduler: Any = None, progress: Callable[[int], None] | None = None) -> RLState:
+             lr_scheduler: Any = None, progress: Callable[[int], None] | None = None,
+             on_groups: Callable[[list[TrajectoryGroup]], None] | None = None) -> RLState:
     """Run ``rl.steps`` steps (resuming from ``state.step``)."""
     state = state or RLState()
     ref_model = frozen_reference(model) if rl.kl_coef > 0 else None
     while state.step < rl.steps:
         metrics = rl_step(model, optimizer, backend, stream, rl, state, pad_id=pad_id, seed=seed,
-                          ref_model=ref_model, lr_scheduler=lr_scheduler)
+                          ref_model=ref_model, lr_scheduler=lr_scheduler, on_groups=on_groups)
         if on_step is not None:
             on_step(state.step, metrics)
         if checkpoint is not None and checkpoint_every and state.step % checkpoint_every == 0:
