@@ -87,6 +87,7 @@ class CurriculumConfig(_Strict):
     demote_at: float = Field(0.05, ge=0.0, lt=1.0)
     min_groups: int = Field(4, ge=1, description="fresh groups needed before a level change")
     replay_levels: int = Field(1, ge=0, description="levels below the frontier kept active")
+    replay_weight: float = Field(0.1, ge=0.0, le=1.0, description="weight factor of those levels")
     floor_share: float = Field(0.1, ge=0.0, lt=1.0, description="share split evenly over domains")
     min_cell_weight: float = Field(0.002, gt=0.0, description="weight of an unlearnable active cell")
     skip_zero_var_above: float = Field(0.9, gt=0.0, le=1.0,

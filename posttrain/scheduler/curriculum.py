@@ -113,7 +113,10 @@ class Curriculum:
         change when a frontier moves or the step changes)."""
         if self._struct is None or self._struct[0] != self.step:
             active, rank = self._active_mask()
-            shape = active * np.exp(-self.easy_bias[self.dom_C] * rank)
+            # replay levels guard against forgetting; they are mostly solved, so they get
+            # a reduced weight rather than the easy bias's preference for low levels
+            replay = np.where(self.lvl_C < self.frontier[self.dom_C], self.config.replay_weight, 1.0)
+            shape = active * replay * np.exp(-self.easy_bias[self.dom_C] * rank)
             sw = stage_weights(self.config.stages, self.step)
             stage_w = np.array([sw[s] for s in STAGES])[self.stage_idx]
             self._struct = (self.step, shape, stage_w)

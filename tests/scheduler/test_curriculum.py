@@ -24,6 +24,8 @@ def test_promotes_a_saturated_cell_after_min_groups():
     assert cur.frontier_difficulty("math.a-v1") == 2
     assert ("math.a-v1", 2) in cur.active_cells()
     assert ("math.a-v1", 3) not in cur.active_cells()
+    p = cur.probabilities()
+    assert p[("math.a-v1", 2)] > 10 * p[("math.a-v1", 1)]  # the solved level is only replayed
     assert cur.metrics()["sched/promotions"] == 1
 
 
