@@ -211,7 +211,11 @@ class LocalScheduler:
             with self._cv:
                 limit = self.conc.update(len(self._ready))
                 room = self.live_count_unlocked() < limit and len(self._ready) < cfg.high_watermark
-            item = self.store.claim(f"{self.worker_id}/{next(self._claims)}", cfg.lease_s) if room else None
+            try:
+                item = self.store.claim(f"{self.worker_id}/{next(self._claims)}", cfg.lease_s) if room else None
+            except Exception:  # a busy or failing database must not kill the dispatcher
+                self._count("store_errors")
+                item = None
             if item is not None:
                 self._launch(item)
                 continue
