@@ -83,7 +83,8 @@ def finish_result(report: dict, outcome: PumpOutcome, oom: bool, budgets: Budget
                                                     cpu=budgets.cpu_s), **common)
     if oom:
         return ExecResult("memory_limit", reason="memory quota exceeded (OOM kill)", **common)
-    if sig == signal.SIGXCPU:
+    over_cpu = budgets.cpu_s is not None and common["cpu_s"] >= budgets.cpu_s
+    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and over_cpu):
         return ExecResult("cpu_limit", reason="per-process CPU rlimit exceeded", **common)
     if exit_code == 0:
         return ExecResult("ok", **common)

@@ -268,7 +268,7 @@ class IsolatedSandbox(AsyncTwins):
 
     def _run_locked(self, what: dict, stdin, env, cwd, budgets: Budgets) -> ExecResult:
         lim = self.limits
-        req = {**what, "env": build_env(env), "cwd": cwd or "/work",
+        req = {**what, "env": build_env(env), "cwd": _sandbox_cwd(cwd),
                "rlimits": _rlimits(lim, budgets), "stdin": stdin is not None}
         try:
             pid, sock, report_fd = self._take_zygote()
@@ -405,11 +405,22 @@ class IsolatedSandbox(AsyncTwins):
                 os.close(root)
 
 
+def _sandbox_cwd(cwd: str | None) -> str:
+    """Relative working directories are relative to /work; '..' is refused."""
+    if not cwd:
+        return "/work"
+    if cwd.startswith("/"):
+        if ".." in cwd.split("/"):
+            raise SandboxError(f"'..' is not allowed in cwd {cwd!r}")
+        return cwd
+    return "/work/" + "/".join(safefs.split(cwd))
+
+
 def _rlimits(lim: Limits, budgets: Budgets) -> dict:
     cpu = int(budgets.cpu_s) + 1 if budgets.cpu_s else None
     out = {"FSIZE": lim.file_size_bytes, "NOFILE": lim.open_files, "CORE": 0}
     if cpu is not None:
-        out["CPU"] = cpu
+        out["CPU"] = cpu  # per process backstop; the cgroup budget covers the whole tree
     return out
 
 

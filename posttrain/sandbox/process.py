@@ -115,15 +115,18 @@ class ProcessSandbox(AsyncTwins):
                 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
                 resource.setrlimit(resource.RLIMIT_FSIZE, (lim.file_size_bytes,) * 2)
                 resource.setrlimit(resource.RLIMIT_AS, (lim.memory_bytes,) * 2)
-                if cpu:
-                    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+                if cpu:  # SIGXCPU at the soft limit; SIGKILL one second later
+                    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
 
             try:
                 proc = subprocess.Popen(
                     argv, cwd=self._cwd(cwd), env=env2, start_new_session=True,
                     stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=limits_in_child)
-            except (OSError, PermissionError) as exc:
+            except FileNotFoundError as exc:  # same contract as a shell: 127, not a sandbox fault
+                return ExecResult("nonzero_exit", exit_code=127, stderr_bytes=f"{exc}\n".encode(),
+                                  reason="command not found")
+            except OSError as exc:
                 return ExecResult("sandbox_error", reason=f"cannot start: {exc}")
             return self._wait(proc, stdin, budgets)
 

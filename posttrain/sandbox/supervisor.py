@@ -216,7 +216,8 @@ def run_command(zyg: socket.socket, keeper: socket.socket, filt) -> None:
         _stdio(fds)
         os.chdir(req.get("cwd") or "/work")
         for name, value in (req.get("rlimits") or {}).items():
-            resource.setrlimit(RLIMITS[name], (value, value))
+            # CPU: SIGXCPU at the soft limit, SIGKILL a second later (so the status is clear)
+            resource.setrlimit(RLIMITS[name], (value, value + 1 if name == "CPU" else value))
         drop_privileges()
         filt.load()
         env = req.get("env") or {}
@@ -236,6 +237,14 @@ def run_command(zyg: socket.socket, keeper: socket.socket, filt) -> None:
             os._exit(126)
 
 
+def _forward_term(*_args) -> None:
+    """The kill ladder's TERM step: to every process of this command's namespace."""
+    try:
+        os.kill(-1, signal.SIGTERM)
+    except ProcessLookupError:  # nothing left to signal
+        pass
+
+
 def run_reaper(zyg: socket.socket, filt, report_w: int) -> None:
     """pid 1 of the command's pid namespace. Never returns.
 
@@ -244,7 +253,7 @@ def run_reaper(zyg: socket.socket, filt, report_w: int) -> None:
     started is still running.
     """
     try:
-        signal.signal(signal.SIGTERM, lambda *_: os.kill(-1, signal.SIGTERM))
+        signal.signal(signal.SIGTERM, _forward_term)
         keep, give = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
         child = os.fork()
         if child == 0:

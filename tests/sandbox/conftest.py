@@ -1,0 +1,32 @@
+import warnings
+
+import pytest
+
+from posttrain.sandbox import Limits, Timeouts, make_sandbox
+
+SMALL = Limits(memory_bytes=128 << 20, pids=64, stdout_bytes=32 << 10, stderr_bytes=32 << 10,
+               store_bytes=64 << 20)
+QUICK = Timeouts(wall_s=10, cpu_s=10, kill_grace_s=0.2)
+
+
+@pytest.fixture(params=["isolated", "process"])
+def backend(request):
+    return request.param
+
+
+@pytest.fixture
+def open_sb(backend):
+    opened = []
+
+    def make(template=None, **kw):
+        kw.setdefault("limits", SMALL)
+        kw.setdefault("timeouts", QUICK)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sb = make_sandbox(backend, template=template, untrusted=False, **kw)
+        opened.append(sb)
+        return sb
+
+    yield make
+    for sb in opened:
+        sb.close()
