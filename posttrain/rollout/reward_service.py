@@ -1,0 +1,197 @@
+"""The reward service: one ``batch_evaluate`` over outcome verifiers and learned reward models.
+
+What it is:
+- a :class:`RewardSource` scores a batch of finished trajectories: :class:`VerifierSource`
+  runs each task's domain verifier (``env.verify`` of a fresh env, so it needs nothing
+  from the episode's env beyond the trajectory), :class:`SequenceClassifierReward` scores
+  ``prompt + final answer`` with any local Hugging Face sequence-classification model, in
+  padded batches of ``batch_size``;
+- :func:`batch_evaluate` runs every source over the batch and combines them per trajectory
+  (one source: its Score; several: a weighted Score whose ``components`` name each source);
+- :class:`LocalRewardService` spreads a batch over a pool of worker threads, so verification
+  runs beside the rollout producers and never on the trainer. Its Ray twin (actors on
+  CPU-only nodes) is ``posttrain.distributed.ray_reward``; both satisfy :class:`RewardService`.
+
+Guarantees: one Score per trajectory, in order, whatever fails — a verifier or reward model
+that raises gives a Score with ``error`` set (excluded from the loss, counted), never an
+exception and never a silent 0; a trajectory that already failed (``error`` set, no turns)
+is not scored and gets a failure Score naming its own error; values stay in [0, 1]
+(a reward model's logit is squashed with a sigmoid unless ``squash="clip"``).
+
+Not done here: environment-state verification (a sandbox's final file system), which needs
+the episode's live env — such envs verify where they ran, and the time counts as env time.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+
+from posttrain.core.errors import ErrorInfo, VerifierError
+from posttrain.core.types import Score, Task, Trajectory
+from posttrain.envs.base import TaskEnv, call_maybe_async, final_answer
+
+EnvFactory = Callable[[Task], TaskEnv]
+
+
+@runtime_checkable
+class RewardSource(Protocol):
+    name: str
+
+    def score_batch(self, trajectories: Sequence[Trajectory]) -> list[Score]: ...
+
+
+@runtime_checkable
+class RewardService(Protocol):
+    def batch_evaluate(self, trajectories: Sequence[Trajectory]) -> list[Score]: ...
+
+    def close(self) -> None: ...
+
+
+def _default_env(task: Task) -> TaskEnv:
+    from posttrain.domains.base import get_domain
+    from posttrain.envs.factory import make_env
+
+    return make_env(get_domain(task.domain), task)
+
+
+def _precheck(traj: Trajectory) -> Score | None:
+    """A failure Score for a trajectory that cannot be scored (it failed before verification)."""
+    if traj.error is not None:
+        return Score(0.0, reason=f"not scored: {traj.error.message[:200]}", error=traj.error)
+    if not traj.turns:
+        return Score(0.0, reason="not scored: no turns", error=ErrorInfo("env", "empty trajectory"))
+    return None
+
+
+class VerifierSource:
+    """The domain's own outcome verifier (what training and evaluation share)."""
+
+    name = "verifier"
+
+    def __init__(self, make_env: EnvFactory | None = None):
+        self.make_env = make_env or _default_env
+
+    def score_one(self, traj: Trajectory) -> Score:
+        early = _precheck(traj)
+        if early is not None:
+            return early
+        try:
+            score = call_maybe_async(self.make_env(traj.task).verify, traj)
+        except Exception as exc:  # the verifier boundary: a crash is recorded, never raised
+            return Score.failure(exc, traj.task.domain)
+        if not isinstance(score, Score):
+            return Score.failure(VerifierError(f"verify returned {type(score).__name__}, not Score"),
+                                 traj.task.domain)
+        return score
+
+    def score_batch(self, trajectories: Sequence[Trajectory]) -> list[Score]:
+        return [self.score_one(t) for t in trajectories]
+
+
+class SequenceClassifierReward:
+    """A learned reward model: any local HF ``*ForSequenceClassification`` model, in batches."""
+
+    def __init__(self, model: Any, tokenizer: Any, *, name: str = "reward_model", label: int = 0,
+                 batch_size: int = 16, squash: str = "sigmoid", max_length: int | None = None):
+        if squash not in ("sigmoid", "clip"):
+            raise ValueError(f"squash must be 'sigmoid' or 'clip', got {squash!r}")
+        self.model, self.tokenizer = model.eval(), tokenizer
+        self.name, self.label, self.batch_size = name, label, max(1, batch_size)
+        self.squash, self.max_length = squash, max_length
+        if getattr(model.config, "pad_token_id", None) is None:
+            # the classifier pools the last non-pad token: it must know which id is padding
+            model.config.pad_token_id = tokenizer.pad_token_id
+
+    @classmethod
+    def from_pretrained(cls, path: str, **kw: Any) -> "SequenceClassifierReward":
+        """Load a local folder (never a hub download)."""
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        model = AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True)
+        tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        return cls(model, tok, **kw)
+
+    def text_of(self, traj: Trajectory) -> str:
+        prompt = "\n".join(str(m.get("content", "")) for m in traj.task.prompt)
+        return f"{prompt}\n{final_answer(traj)}"
+
+    def _logits(self, texts: list[str]) -> list[float]:
+        import torch
+
+        enc = self.tokenizer(texts, padding=True, truncation=self.max_length is not None,
+                             max_length=self.max_length, return_tensors="pt")
+        with torch.inference_mode():
+            logits = self.model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).logits
+        return [float(x) for x in logits[:, self.label].float()]
+
+    def _value(self, logit: float) -> float:
+        if self.squash == "sigmoid":
+            return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, logit))))
+        return min(1.0, max(0.0, logit))
+
+    def score_batch(self, trajectories: Sequence[Trajectory]) -> list[Score]:
+        out: list[Score | None] = [_precheck(t) for t in trajectories]
+        todo = [i for i, s in enumerate(out) if s is None]
+        for start in range(0, len(todo), self.batch_size):
+            idx = todo[start:start + self.batch_size]
+            try:
+                logits = self._logits([self.text_of(trajectories[i]) for i in idx])
+            except Exception as exc:  # a broken model fails its batch, recorded per trajectory
+                for i in idx:
+                    out[i] = Score.failure(exc, self.name)
+                continue
+            for i, z in zip(idx, logits):
+                out[i] = Score(self._value(z), components={self.name: (self._value(z), 1.0)},
+                               reason=f"logit {z:.4g}", verifier_version=self.name)
+        return [s for s in out if s is not None]
+
+
+def _combine(scores: Sequence[Score], sources: Sequence[tuple[RewardSource, float]]) -> Score:
+    if len(scores) == 1:
+        return scores[0]
+    failed = [(src.name, s) for (src, _), s in zip(sources, scores) if not s.ok]
+    if failed:
+        name, s = failed[0]
+        return Score(0.0, reason=f"{name} failed: {s.reason}", error=s.error,
+                     verifier_version="+".join(src.name for src, _ in sources))
+    comps = {src.name: (s.value, float(w)) for (src, w), s in zip(sources, scores)}
+    return Score.weighted(comps, reason="; ".join(f"{src.name}={s.value:.3g}"
+                                                  for (src, _), s in zip(sources, scores)),
+                          verifier_version="+".join(src.name for src, _ in sources))
+
+
+def batch_evaluate(trajectories: Sequence[Trajectory],
+                   sources: Sequence[tuple[RewardSource, float]] | None = None) -> list[Score]:
+    """One Score per trajectory from every ``(source, weight)`` (default: the domain verifier)."""
+    sources = list(sources) if sources else [(VerifierSource(), 1.0)]
+    per_source = []
+    for src, _ in sources:
+        try:
+            scores = src.score_batch(trajectories)
+            if len(scores) != len(trajectories):
+                raise VerifierError(f"{src.name} returned {len(scores)} scores for {len(trajectories)}")
+        except Exception as exc:  # a source that breaks its contract fails its batch, not the run
+            scores = [Score.failure(exc, src.name) for _ in trajectories]
+        per_source.append(scores)
+    return [_combine([ps[i] for ps in per_source], sources) for i in range(len(trajectories))]
+
+
+class LocalRewardService:
+    """``batch_evaluate`` spread over ``workers`` threads (verification off the trainer)."""
+
+    def __init__(self, sources: Sequence[tuple[RewardSource, float]] | None = None, *,
+                 workers: int = 2, chunk: int = 8):
+        self.sources = list(sources) if sources else [(VerifierSource(), 1.0)]
+        self.chunk = max(1, chunk)
+        self._pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="verify")
+
+    def batch_evaluate(self, trajectories: Sequence[Trajectory]) -> list[Score]:
+        trajs = list(trajectories)
+        chunks = [trajs[i:i + self.chunk] for i in range(0, len(trajs), self.chunk)]
+        futures = [self._pool.submit(batch_evaluate, c, self.sources) for c in chunks]
+        return [s for f in futures for s in f.result()]
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)

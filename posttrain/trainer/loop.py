@@ -1,0 +1,298 @@
+"""The asynchronous RL loop: rollout producers and the trainer, decoupled by a bounded queue.
+
+``train_async`` has the signature of :func:`~posttrain.trainer.reference_loop.train_rl` plus
+``config`` (:class:`AsyncConfig`), and runs the same step — the same tasks, sampling seeds,
+advantages, batch and ``policy_update`` — with sampling, env execution and verification
+moved off the trainer.
+
+Concurrent parts:
+1. **the trainer** (the calling thread): submits jobs, takes results in step order, drops or
+   down-weights stale groups, runs ``policy_update``, publishes the new weights;
+2. **producers** (a :class:`~posttrain.trainer.producers.ProducerPool`: threads, processes or
+   Ray actors): each waits for the weights a job needs, pulls them into its own backend and
+   samples; job ``k`` (step ``k``) may start once version ``k - max_policy_lag`` exists, and
+   at most ``max_inflight`` jobs (default ``max_policy_lag + 1``) are out at once — the
+   bounded queue between the two sides;
+3. **env workers** (a thread pool per producer): tool and sandbox steps of live episodes;
+4. **verifier workers** (the reward service): ``batch_evaluate`` of finished trajectories;
+5. **the weight sync** (:mod:`~posttrain.trainer.weight_sync`) carrying versions across.
+
+Shutdown order (normal end, an exception or KeyboardInterrupt alike): the trainer stops
+submitting; the pool stops taking jobs and its producers finish or abandon the job in hand
+(threads joined, processes terminated after the timeout); then the env and verifier pools
+shut down; last, the caller's ``backend`` gets the final weights.
+
+Staleness: every turn records the version that sampled it; a group whose oldest turn is more
+than ``max_policy_lag`` versions behind the trainer is dropped (``stale: drop``, counted in
+``async/dropped_stale``) or its samples weighted ``stale_weight ** (lag - max_policy_lag)``
+(``stale: downweight``). Stale batches are corrected by the truncated importance weight
+against the behaviour logprobs (``policy_update`` with ``policy_version``; ``rl.tis_cap``).
+With ``max_policy_lag: 0`` job ``k`` is sampled with exactly version ``k`` and the metrics
+(``time/*`` aside) equal the reference loop's on the same seed — a test checks it.
+
+Accounting: a :class:`TaskLedger` records each scheduled task once — ``trained``,
+``dropped`` (stale or zero variance, with the reason) or ``failed`` (every sample failed, or
+the job's worker died ``max_attempts`` times; with the reason). Resume truncates the ledger
+to the checkpoint's step, so a killed run resumed from its checkpoint records each task once.
+
+Not covered: DAPO refill of filtered groups (as in the reference loop); reordering steps —
+results are trained in step order, which keeps the task stream's position a checkpointable
+prefix (``stream.position`` counts the tasks of trained steps only).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+import torch
+from pydantic import BaseModel, ConfigDict, Field
+
+from posttrain.core.config import RLConfig
+from posttrain.core.types import TrajectoryGroup
+from posttrain.inference.base import InferenceBackend
+from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
+from posttrain.trainer.batch import build_policy_batch
+from posttrain.trainer.losses import get_algorithm
+from posttrain.trainer.producers import POOLS, Job, JobResult, ProducerPool, RolloutSettings
+from posttrain.trainer.reference_loop import (MetricsFn, RLState, frozen_reference, policy_update,
+                                              rollout_metrics, sampling_params)
+from posttrain.trainer.tasks import TaskStream
+
+
+class AsyncConfig(BaseModel):
+    """Knobs of the async loop (the staleness bound itself is ``rl.max_policy_lag``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    executor: str = Field("thread", description="producer pool: thread | process | ray")
+    num_producers: int | None = Field(None, ge=1, description="default max(1, max_policy_lag)")
+    max_inflight: int | None = Field(None, ge=1, description="jobs out at once; default lag + 1")
+    gate: bool = Field(True, description="job k waits for version k - max_policy_lag")
+    stale: Literal["drop", "downweight"] = "drop"
+    stale_weight: float = Field(0.5, gt=0, le=1)
+    partial_rollouts: bool = Field(False, description="multi-turn episodes pull new weights between turns")
+    max_turns: int = Field(1, ge=1)
+    env_workers: int = Field(8, ge=1)
+    verify_workers: int = Field(2, ge=1)
+    max_attempts: int = Field(2, ge=1, description="runs of a job whose worker died")
+    wait_timeout_s: float = Field(900.0, gt=0)
+    worker_imports: list[str] = Field(default_factory=list, description="modules workers import (plugins)")
+    ray_address: str | None = Field(None, description="ray executor: 'auto', ray://host:port, None = local")
+    ray_cpus_per_worker: float = Field(1.0, gt=0)
+    ray_verifier_actors: int = Field(0, ge=0, description="ray executor: verifier actors (0: in the worker)")
+    ray_resources: dict[str, float] = Field(default_factory=dict, description="extra actor resources")
+
+
+class TaskLedger:
+    """Each scheduled task's outcome, once: ``trained`` | ``dropped`` | ``failed`` (+ reason)."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else None
+        self.rows: list[dict[str, Any]] = []
+        if self.path is not None and self.path.exists():
+            self.rows = [json.loads(ln) for ln in self.path.read_text().splitlines() if ln.strip()]
+
+    def truncate(self, before_job: int) -> None:
+        """Forget steps a checkpoint does not hold (a resumed run redoes them)."""
+        self.rows = [r for r in self.rows if r["job"] < before_job]
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text("".join(json.dumps(r) + "\n" for r in self.rows))
+
+    def record(self, job: int, task: str, outcome: str, reason: str = "") -> None:
+        row = {"job": job, "task": task, "outcome": outcome, "reason": reason}
+        self.rows.append(row)
+        if self.path is not None:
+            with self.path.open("a") as fh:
+                fh.write(json.dumps(row) + "\n")
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.rows:
+            out[r["outcome"]] = out.get(r["outcome"], 0) + 1
+        return out
+
+
+def _group_lag(group: TrajectoryGroup, version: int) -> int:
+    versions = [v for t in group.trajectories for v in t.policy_versions] or [group.policy_version]
+    return version - min(versions)
+
+
+def _failure_reason(group: TrajectoryGroup) -> str:
+    for t in group.trajectories:
+        err = t.error or (t.score.error if t.score is not None else None)
+        if err is not None:
+            return f"{err.kind}: {err.message}"[:300]
+    return "no usable trajectory"
+
+
+def _staleness(groups: list[TrajectoryGroup], version: int, max_lag: int, cfg: AsyncConfig):
+    """``(kept, weights_per_group, lags, stale groups)`` under the drop/down-weight policy."""
+    lags = [_group_lag(g, version) for g in groups]
+    kept, weights, stale = [], [], []
+    for g, lag in zip(groups, lags):
+        if lag <= max_lag:
+            kept.append(g)
+            weights.append([1.0] * len(g.trajectories))
+        elif cfg.stale == "downweight":
+            kept.append(g)
+            weights.append([cfg.stale_weight ** (lag - max_lag)] * len(g.trajectories))
+        else:
+            stale.append((g, lag))
+    return kept, weights, lags, stale
+
+
+def _record(ledger: TaskLedger | None, job: int, groups, trained_ids: set[int], stale, max_lag) -> None:
+    if ledger is None:
+        return
+    stale_lag = {id(g): lag for g, lag in stale}
+    for g in groups:
+        if not any(t.usable for t in g.trajectories):
+            ledger.record(job, g.task.key, "failed", _failure_reason(g))
+        elif id(g) in stale_lag:
+            ledger.record(job, g.task.key, "dropped", f"stale: lag {stale_lag[id(g)]} > {max_lag}")
+        elif id(g) in trained_ids:
+            ledger.record(job, g.task.key, "trained")
+        else:
+            ledger.record(job, g.task.key, "dropped", "zero variance (no group-relative signal)")
+
+
+def train_on_result(result: JobResult, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                    rl: RLConfig, state: RLState, cfg: AsyncConfig, *, pad_id: int,
+                    ref_model: Any = None, lr_scheduler: Any = None,
+                    ledger: TaskLedger | None = None) -> dict[str, float]:
+    """The trainer's half of one step (the reference ``rl_step`` after sampling)."""
+    algo = get_algorithm(rl.algorithm)
+    groups = list(result.groups)
+    metrics = rollout_metrics(groups)
+    kept, weights, lags, stale = _staleness(groups, state.policy_version, rl.max_policy_lag, cfg)
+    if rl.filter_zero_variance or algo.filter_zero_variance:
+        informative, dropped = filter_zero_variance(kept)
+        metrics["rollout/zero_variance_groups"] = float(dropped)
+        keep_ids = {id(g) for g in informative}
+        weights = [w for g, w in zip(kept, weights) if id(g) in keep_ids]
+        kept = informative
+    if kept:
+        advantages = compute_advantages(kept, algo.advantage)
+        batch = build_policy_batch(kept, advantages, pad_id, weights)
+        metrics.update(batch.stats)
+        metrics.update(policy_update(model, optimizer, batch, rl, algo.loss, ref_model,
+                                     lr_scheduler, state.policy_version))
+    else:
+        metrics["loss/skipped"] = 1.0
+    _record(ledger, result.index, groups, {id(g) for g in kept}, stale, rl.max_policy_lag)
+    if result.error is not None:
+        metrics["async/failed_jobs"] = 1.0
+    metrics["async/lag_mean"] = sum(lags) / len(lags) if lags else 0.0
+    metrics["async/lag_max"] = float(max(lags, default=0))
+    metrics["async/dropped_stale"] = float(sum(len(g.trajectories) for g, _ in stale))
+    metrics["async/downweighted"] = float(sum(1 for ws in weights for w in ws if w < 1.0))
+    state.samples_seen += sum(len(g.trajectories) for g in groups)
+    return metrics
+
+
+def _record_failed_job(ledger: TaskLedger | None, job: Job, reason: str) -> None:
+    if ledger is not None:
+        for t in job.tasks:
+            ledger.record(job.index, t.key, "failed", reason)
+
+
+class _Jobs:
+    """The trainer's side of the bounded queue: submits jobs ahead, hands results back in order."""
+
+    def __init__(self, pool: ProducerPool, stream: TaskStream, rl: RLConfig, state: RLState,
+                 seed: int, cfg: AsyncConfig):
+        self.pool, self.stream, self.rl, self.state, self.seed, self.cfg = pool, stream, rl, state, seed, cfg
+        self.window = cfg.max_inflight or rl.max_policy_lag + 1
+        self.next = state.step
+        self.jobs: dict[int, Job] = {}
+        self.done: dict[int, JobResult] = {}
+
+    def fill(self) -> None:
+        st, P = self.state, self.rl.prompts_per_step
+        while self.next < self.rl.steps and self.next - st.step < self.window:
+            j = self.next
+            base = self.stream.position + (j - st.step) * P
+            tasks = tuple(self.stream.task_at(i) for i in range(base, base + P))
+            expected = st.policy_version + (j - st.step)  # the version step j trains
+            min_version = max(0, expected - self.rl.max_policy_lag) if self.cfg.gate else 0
+            job = Job(j, tasks, sampling_params(self.rl, self.seed * 1_000_003 + j), min_version)
+            self.jobs[j] = job
+            self.pool.submit(job)
+            self.next += 1
+
+    def take(self) -> tuple[Job, JobResult, float]:
+        """The result of the current step's job (waiting for it), and the seconds waited."""
+        j = self.state.step
+        t0 = time.perf_counter()
+        while j not in self.done:
+            res = self.pool.get(timeout=0.5)
+            if res is not None:
+                self.done[res.index] = res
+            elif time.perf_counter() - t0 > self.cfg.wait_timeout_s:
+                raise TimeoutError(f"no rollouts for step {j} after {self.cfg.wait_timeout_s:g} s")
+        return self.jobs.pop(j), self.done.pop(j), time.perf_counter() - t0
+
+
+def _resolve_pool(cfg: AsyncConfig, backend: Any, model: Any, state: RLState, rl: RLConfig,
+                  settings: RolloutSettings) -> ProducerPool:
+    factory = POOLS.get(cfg.executor)
+    n = cfg.num_producers or max(1, rl.max_policy_lag)
+    return factory(backend, model, state.policy_version, settings, num_producers=n,
+                   max_attempts=cfg.max_attempts, imports=tuple(cfg.worker_imports), config=cfg)
+
+
+def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: InferenceBackend,
+                stream: TaskStream, rl: RLConfig, *, pad_id: int, seed: int = 0,
+                state: RLState | None = None, on_step: MetricsFn | None = None,
+                checkpoint: Callable[[RLState], None] | None = None, checkpoint_every: int = 0,
+                lr_scheduler: Any = None, progress: Callable[[int], None] | None = None,
+                config: AsyncConfig | None = None, settings: RolloutSettings | None = None,
+                ledger: TaskLedger | None = None, pool: ProducerPool | None = None) -> RLState:
+    """Run ``rl.steps`` steps (resuming from ``state.step``) with producers off the trainer."""
+    cfg = config or AsyncConfig()
+    state = state or RLState()
+    if ledger is not None:
+        ledger.truncate(state.step)
+    settings = settings or RolloutSettings(max_turns=cfg.max_turns, partial_rollouts=cfg.partial_rollouts,
+                                           env_workers=cfg.env_workers, verify_workers=cfg.verify_workers)
+    pool = pool or _resolve_pool(cfg, backend, model, state, rl, settings)
+    ref_model = frozen_reference(model) if rl.kl_coef > 0 else None
+    jobs = _Jobs(pool, stream, rl, state, seed, cfg)
+    try:
+        while state.step < rl.steps:
+            t0 = time.perf_counter()
+            jobs.fill()
+            job, result, wait_s = jobs.take()
+            if result.error is not None:
+                _record_failed_job(ledger, job, result.error)
+            t1 = time.perf_counter()
+            metrics = train_on_result(result, model, optimizer, rl, state, cfg, pad_id=pad_id,
+                                      ref_model=ref_model, lr_scheduler=lr_scheduler, ledger=ledger)
+            t_update = time.perf_counter() - t1
+            state.step += 1
+            state.policy_version += 1
+            stream.position += rl.prompts_per_step
+            t2 = time.perf_counter()
+            pool.sync.publish(state.policy_version, model.state_dict())
+            metrics.update({f"time/{k}": v for k, v in result.times.items()})
+            metrics.update(pool.metrics())
+            metrics.update({"time/update_s": t_update, "time/wait_s": wait_s,
+                            "time/sync_s": time.perf_counter() - t2,
+                            "time/step_s": time.perf_counter() - t0,
+                            "async/inflight": float(jobs.next - state.step),
+                            "rollout/policy_version": float(state.policy_version),
+                            "rollout/samples_seen": float(state.samples_seen)})
+            if on_step is not None:
+                on_step(state.step, metrics)
+            if checkpoint is not None and checkpoint_every and state.step % checkpoint_every == 0:
+                checkpoint(state)
+            if progress is not None:
+                progress(state.step)
+    finally:
+        pool.close()
+        backend.load_weights(state.policy_version, model.state_dict())
+    return state

@@ -1,0 +1,319 @@
+"""Rollout producers for the async loop: jobs in, scored groups out, on threads or processes.
+
+A :class:`Job` is one training step's worth of rollouts: the step's tasks, its sampling
+params (seed included) and the oldest policy version allowed to sample it
+(``min_version``). A producer waits until that version is published, pulls the newest
+weights into its own inference backend, runs :func:`~posttrain.rollout.staged.rollout_groups`
+(sampling, env execution on an env thread pool, verification on a reward service) and
+returns a :class:`JobResult`.
+
+Pools (registered in :data:`POOLS`, chosen by ``AsyncConfig.executor``; ``posttrain.distributed``
+registers ``"ray"``):
+
+- ``thread`` — the embedded default: one thread per producer, each with its own backend (an
+  HF backend over its own copy of the model), weights through :class:`InProcessWeightSync`.
+  Torch releases the GIL inside its ops, so sampling overlaps the trainer's update.
+- ``process`` — one spawned process per producer, weights through shared memory. A monitor
+  thread notices a dead process (killed, OOM, segfault): its job is re-run on a fresh
+  process (``max_attempts`` in all), then recorded as failed with the reason.
+
+Guarantees: every submitted job yields exactly one JobResult — its groups, or ``error`` with
+the reason — unless the pool is closed first; ``close()`` stops taking jobs, lets running
+ones end (threads are joined for ``timeout`` s, processes terminated after it) and shuts
+the env and verifier pools last. Not covered: killing a hung thread (Python cannot).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import queue
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol
+
+from posttrain.core.registry import Registry
+from posttrain.core.types import Task, TrajectoryGroup
+from posttrain.inference.base import SamplingParams
+from posttrain.rollout.reward_service import LocalRewardService, RewardService
+from posttrain.rollout.staged import rollout_groups
+from posttrain.trainer.weight_sync import InProcessWeightSync, SharedMemoryWeightSync, WeightSync
+
+
+@dataclass(frozen=True)
+class Job:
+    index: int
+    tasks: tuple[Task, ...]
+    params: SamplingParams
+    min_version: int
+    attempt: int = 1
+
+
+@dataclass(frozen=True)
+class JobResult:
+    index: int
+    groups: tuple[TrajectoryGroup, ...] = ()
+    times: Mapping[str, float] = field(default_factory=dict)
+    worker: str = ""
+    error: str | None = None
+    attempts: int = 1
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """What a producer needs besides its backend; picklable (it travels to processes/actors)."""
+
+    make_env: Callable[[Task], Any] | None = None
+    reward_factory: Callable[[], RewardService] | None = None
+    max_turns: int = 1
+    partial_rollouts: bool = False
+    env_workers: int = 8
+    verify_workers: int = 2
+
+    def reward_service(self) -> RewardService:
+        if self.reward_factory is not None:
+            return self.reward_factory()
+        return LocalRewardService(workers=self.verify_workers)
+
+
+class Stopped(Exception):
+    """The pool closed while a producer waited for weights."""
+
+
+class ProducerPool(Protocol):
+    sync: WeightSync
+
+    def submit(self, job: Job) -> None: ...
+
+    def get(self, timeout: float | None = None) -> JobResult | None: ...
+
+    def close(self, timeout: float = 10.0) -> None: ...
+
+    def metrics(self) -> dict[str, float]: ...
+
+
+def produce(job: Job, backend: Any, sync: WeightSync, settings: RolloutSettings, env_pool: Any,
+            reward: RewardService, stopped: Callable[[], bool], worker: str) -> JobResult:
+    """Run one job on one backend (the body every pool shares)."""
+    t0 = time.perf_counter()
+    while not sync.wait_for(job.min_version, 0.05):
+        if stopped():
+            raise Stopped(f"job {job.index}")
+    sync.pull(backend)
+    weights_wait = time.perf_counter() - t0
+    between = (lambda: sync.pull(backend)) if settings.partial_rollouts else None
+    groups, times = rollout_groups(backend, job.tasks, job.params, make_env=settings.make_env,
+                                   reward=reward, env_pool=env_pool, max_turns=settings.max_turns,
+                                   between_turns=between)
+    return JobResult(job.index, tuple(groups), {**times.as_dict(), "weights_wait_s": weights_wait},
+                     worker, attempts=job.attempt)
+
+
+POOLS: Registry[Callable[..., ProducerPool]] = Registry("producer_pool", versioned=False)
+
+
+class ThreadProducerPool:
+    """Producers as threads of this process (see the module docstring)."""
+
+    def __init__(self, backends: list[Any], sync: WeightSync, settings: RolloutSettings):
+        self.sync, self.settings = sync, settings
+        self._jobs: queue.Queue[Job | None] = queue.Queue()
+        self._results: queue.Queue[JobResult] = queue.Queue()
+        self._stop = threading.Event()
+        self._env_pool = ThreadPoolExecutor(max(1, settings.env_workers), thread_name_prefix="env")
+        self._reward = settings.reward_service()
+        self.done = 0
+        self._threads = [threading.Thread(target=self._run, args=(b, f"thread-{i}"), daemon=True,
+                                          name=f"producer-{i}") for i, b in enumerate(backends)]
+        for th in self._threads:
+            th.start()
+
+    def _run(self, backend: Any, name: str) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None or self._stop.is_set():
+                return
+            try:
+                res = produce(job, backend, self.sync, self.settings, self._env_pool, self._reward,
+                              self._stop.is_set, name)
+            except Stopped:
+                return
+            except Exception as exc:  # a producer bug fails its job, recorded, never the loop
+                res = JobResult(job.index, worker=name, error=f"{type(exc).__name__}: {exc}"[:500])
+            self.done += 1
+            self._results.put(res)
+
+    def submit(self, job: Job) -> None:
+        self._jobs.put(job)
+
+    def get(self, timeout: float | None = None) -> JobResult | None:
+        try:
+            return self._results.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        for _ in self._threads:
+            self._jobs.put(None)
+        end = time.monotonic() + timeout
+        for th in self._threads:
+            th.join(max(0.0, end - time.monotonic()))
+        self._env_pool.shutdown(wait=False, cancel_futures=True)
+        self._reward.close()
+
+    def metrics(self) -> dict[str, float]:
+        return {"async/producers": float(len(self._threads))}
+
+
+@POOLS.register("thread")
+def thread_pool(backend: Any, model: Any, version: int, settings: RolloutSettings, *,
+                num_producers: int, **_: Any) -> ThreadProducerPool:
+    """Producer 0 samples with ``backend`` itself; the others with deep copies of it."""
+    backends = [backend] + [copy.deepcopy(backend) for _ in range(num_producers - 1)]
+    return ThreadProducerPool(backends, InProcessWeightSync(version, model.state_dict()), settings)
+
+
+# ------------------------------------------------------------------------ processes
+def _worker_main(name, model, tokenizer, sync, settings, inbox, outbox, imports) -> None:
+    import importlib
+
+    import torch
+
+    torch.set_num_threads(1)
+    for mod in imports:
+        importlib.import_module(mod)
+    from posttrain.inference.hf import HFBackend
+
+    backend = HFBackend(model.eval(), tokenizer, policy_version=-1)
+    env_pool = ThreadPoolExecutor(max(1, settings.env_workers), thread_name_prefix="env")
+    reward = settings.reward_service()
+    while (job := inbox.get()) is not None:
+        try:
+            res = produce(job, backend, sync, settings, env_pool, reward, lambda: False, name)
+        except Exception as exc:  # recorded on the job; the process lives on
+            res = JobResult(job.index, worker=name, error=f"{type(exc).__name__}: {exc}"[:500])
+        outbox.put(res)
+
+
+@dataclass
+class _Proc:
+    name: str
+    proc: Any
+    inbox: Any
+    job: Job | None = None
+
+
+class ProcessProducerPool:
+    """Producers as spawned processes; a dead one is replaced and its job re-run."""
+
+    def __init__(self, model: Any, tokenizer: Any, version: int, settings: RolloutSettings, *,
+                 num_workers: int = 1, max_attempts: int = 2, imports: tuple[str, ...] = (),
+                 state_dict: Any = None):
+        import torch.multiprocessing as tmp
+
+        self._ctx = tmp.get_context("spawn")
+        self.sync = SharedMemoryWeightSync(state_dict if state_dict is not None else model.state_dict(),
+                                           version, ctx=self._ctx)
+        self.settings, self.max_attempts, self.imports = settings, max_attempts, imports
+        self._model, self._tokenizer = model, tokenizer
+        self._outbox = self._ctx.Queue()
+        self._results: queue.Queue[JobResult] = queue.Queue()
+        self._pending: list[Job] = []
+        self._lock = threading.Lock()
+        self._names = itertools.count()
+        self.restarts = 0
+        self._procs = [self._spawn() for _ in range(num_workers)]
+        self._stop = threading.Event()
+        self._monitor = threading.Thread(target=self._watch, daemon=True, name="proc-monitor")
+        self._monitor.start()
+
+    def _spawn(self) -> _Proc:
+        name = f"proc-{next(self._names)}"
+        inbox = self._ctx.Queue()
+        proc = self._ctx.Process(target=_worker_main, name=name, daemon=True,
+                                 args=(name, copy.deepcopy(self._model), self._tokenizer, self.sync,
+                                       self.settings, inbox, self._outbox, self.imports))
+        proc.start()
+        return _Proc(name, proc, inbox)
+
+    def busy_pids(self) -> list[int]:
+        """Processes holding a job right now (what a fault-injection test kills)."""
+        with self._lock:
+            return [p.proc.pid for p in self._procs if p.job is not None and p.proc.is_alive()]
+
+    def submit(self, job: Job) -> None:
+        with self._lock:
+            self._pending.append(job)
+
+    def _assign(self) -> None:
+        with self._lock:
+            for p in self._procs:
+                if p.job is None and self._pending and p.proc.is_alive():
+                    p.job = self._pending.pop(0)
+                    p.inbox.put(p.job)
+
+    def _reap(self) -> None:
+        with self._lock:
+            for i, p in enumerate(self._procs):
+                if p.proc.is_alive():
+                    continue
+                code, job = p.proc.exitcode, p.job
+                self._procs[i] = self._spawn()
+                self.restarts += 1
+                if job is None:
+                    continue
+                if job.attempt < self.max_attempts:
+                    self._pending.insert(0, Job(job.index, job.tasks, job.params, job.min_version,
+                                                job.attempt + 1))
+                else:
+                    self._results.put(JobResult(job.index, worker=p.name, attempts=job.attempt,
+                                                error=f"worker process {p.name} died (exit code "
+                                                      f"{code}) after {job.attempt} attempts"))
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            self._reap()
+            self._assign()
+            try:
+                res = self._outbox.get(timeout=0.05)
+            except queue.Empty:
+                continue
+            with self._lock:
+                for p in self._procs:
+                    if p.name == res.worker:
+                        p.job = None
+            self._results.put(res)
+
+    def get(self, timeout: float | None = None) -> JobResult | None:
+        try:
+            return self._results.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def close(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._monitor.join(timeout)
+        for p in self._procs:
+            p.inbox.put(None)
+        end = time.monotonic() + timeout
+        for p in self._procs:
+            p.proc.join(max(0.0, end - time.monotonic()))
+            if p.proc.is_alive():
+                p.proc.terminate()
+                p.proc.join(1.0)
+
+    def metrics(self) -> dict[str, float]:
+        return {"async/producers": float(len(self._procs)),
+                "async/worker_restarts": float(self.restarts)}
+
+
+@POOLS.register("process")
+def process_pool(backend: Any, model: Any, version: int, settings: RolloutSettings, *,
+                 num_producers: int, max_attempts: int = 2, imports: tuple[str, ...] = (),
+                 **_: Any) -> ProcessProducerPool:
+    return ProcessProducerPool(backend.model, backend.tokenizer, version, settings,
+                               num_workers=num_producers, max_attempts=max_attempts, imports=imports,
+                               state_dict=model.state_dict())
