@@ -65,6 +65,15 @@ def _truncate_metrics(path: Path, last_step: int) -> None:
     path.write_text("".join(ln + "\n" for ln in keep))
 
 
+def _truncate_groups(path: Path, last_step: int) -> None:
+    """Drop groups sampled after the checkpoint (step k samples with policy version k)."""
+    if not path.exists():
+        return
+    keep = [ln for ln in path.read_text().splitlines()
+            if json.loads(ln)["policy_version"] < last_step]
+    path.write_text("".join(ln + "\n" for ln in keep))
+
+
 def _write_summary(out: Path, summary: dict[str, Any]) -> None:
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
 
@@ -90,6 +99,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
     resume_from = found[-1][1] if found else None
     if found:
         _truncate_metrics(out / "metrics.jsonl", cfg.sft.steps + found[-1][0])
+        _truncate_groups(out / "groups.jsonl", found[-1][0])
     with MetricsWriter(out) as writer, RunProgress(cfg, enabled=show_progress) as bar:
         with _timed(wall, "model"):
             model, tokenizer = load_policy(cfg)
@@ -133,6 +143,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
 
         def keep_groups(groups: list) -> None:
             groups_file.write("".join(dumps(g) + "\n" for g in groups))
+            groups_file.flush()  # before the step's checkpoint: a kill must not lose them
 
         with _timed(wall, "rl"):
             rl_offset = cfg.sft.steps  # RL steps continue the SFT step axis in the logs

@@ -71,3 +71,6 @@ def test_killed_run_resumes_exactly(tmp_path):
     assert sb["resumed_from_step"] >= 4
     assert sa["heldout_after"] == sb["heldout_after"]
     assert sb["rl_steps"] == 8 and sb["policy_version"] == 8
+    # every RL group recorded exactly once: versions 0..7, prompts_per_step=2 each
+    versions = [json.loads(ln)["policy_version"] for ln in (killed / "groups.jsonl").read_text().splitlines()]
+    assert sorted(versions) == sorted(v for v in range(8) for _ in range(2))
