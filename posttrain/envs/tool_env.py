@@ -1,0 +1,427 @@
+"""ToolEnv: the multi-turn TaskEnv over tools and (optionally) a sandbox.
+
+What it is: ``ToolEnv(task, tools, sandbox_factory, verifier, max_turns, process_reward_fn)``.
+Each ``step(action)`` parses the action with the strict tool-call format, runs the valid calls in order (each tool is an object with
+``name``, ``spec`` and ``__call__(sandbox, **arguments) -> ToolResult``, as in
+:mod:`posttrain.tools`), and returns the *new* messages — one ``tool`` message per call or
+format error — as the next observation; the agent loop keeps the history. A turn without any
+``<tool_call>`` ends the episode and is the final answer.
+
+Guarantees:
+- the sandbox is opened lazily (an episode that never calls a tool and whose verifier needs
+  none costs no sandbox) from ``sandbox_factory`` (a context-manager factory such as
+  ``SandboxPool.lease`` or ``open_sandbox``), initialised by ``setup(sandbox)``, and closed by
+  ``close()`` (idempotent; the agent loop always calls it);
+- a tool that raises becomes an error ``tool`` message (``ok`` False), never an exception;
+  tool output shown to the policy is capped at ``max_output_chars`` (head and tail kept);
+- ``info`` of every step has ``format_ok``, ``tool_calls``, ``tool_calls_valid`` (every call
+  well-formed and schema-valid), ``malformed_calls``, ``invalid_calls``, ``tool_errors``,
+  ``final``, and ``max_turns`` when the turn budget ended the episode;
+- ``verify(trajectory)`` runs ``verifier(env, trajectory) -> Score`` and never raises: a crash
+  or a non-Score is a Score with ``error`` set. Verifiers that need fresh state (hidden tests)
+  open their *own* sandbox (see :mod:`posttrain.verifiers.code`): the episode's sandbox is the
+  policy's, and nothing hidden is ever written into it;
+- ``process_reward_fn(env) -> float`` (long-horizon checkpoints) is called after every step
+  and its value is the step's process reward (a crash gives 0 and ``process_reward_error``).
+
+What it does not do: keep chat history or manage context (the agent loop does), or retry
+failed tools.
+
+The strict tool-call format and its parser (``parse_turn``, ``validate_arguments``) are
+documented in :mod:`posttrain.rollout.tool_calls`, their public home; the code lives here
+because envs may not import the rollout layer.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, ContextManager, Mapping, Sequence
+
+from posttrain.core.errors import EnvError, VerifierError
+from posttrain.core.types import Completion, Observation, Score, StepResult, Task, Trajectory
+
+SandboxFactory = Callable[[], ContextManager[Any]]
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One call the policy made: its turn, name, arguments, validity and the tool's result."""
+
+    turn: int
+    name: str
+    arguments: Mapping[str, Any]
+    valid: bool
+    ok: bool
+    content: str = ""
+    data: Mapping[str, Any] | None = None
+
+
+class ToolEnv:
+    """A multi-turn env over tools and a lazily opened sandbox (see the module docstring)."""
+
+    def __init__(self, task: Task, tools: Sequence[Any], sandbox_factory: SandboxFactory | None,
+                 verifier: Callable[["ToolEnv", Trajectory], Score], max_turns: int = 8,
+                 process_reward_fn: Callable[["ToolEnv"], float] | None = None, *,
+                 setup: Callable[[Any], None] | None = None, max_output_chars: int = 4000,
+                 max_calls: int = 8, verifier_version: str = "", state: Any = None):
+        self.task = task
+        self.tools = {spec_name(t.spec): t for t in tools}
+        self.specs = tuple(t.spec for t in tools)
+        self._factory = sandbox_factory
+        self._verifier = verifier
+        self.max_turns = int(max_turns)
+        self._process = process_reward_fn
+        self._setup = setup
+        self.max_output_chars = max_output_chars
+        self.max_calls = max_calls
+        self.verifier_version = verifier_version
+        self.state = state if state is not None else {}
+        self.calls: list[CallRecord] = []
+        self.answer: str | None = None
+        self.turn = 0
+        self.done = False
+        self.checkpoints: dict[str, float] = {}  # for process rewards: name -> reward given
+        self._cm: ContextManager[Any] | None = None
+        self._sandbox: Any = None
+
+    # ------------------------------------------------------------------ sandbox
+    @property
+    def has_sandbox(self) -> bool:
+        return self._factory is not None
+
+    @property
+    def sandbox_opened(self) -> bool:
+        return self._sandbox is not None
+
+    @property
+    def sandbox(self) -> Any:
+        """The episode's sandbox, opened and set up on first use (None without a factory)."""
+        if self._sandbox is None and self._factory is not None:
+            cm = self._factory()
+            sb = cm.__enter__()
+            self._cm, self._sandbox = cm, sb
+            if self._setup is not None:
+                self._setup(sb)
+        return self._sandbox
+
+    def close(self) -> None:
+        cm, self._cm, self._sandbox = self._cm, None, None
+        if cm is not None:
+            cm.__exit__(None, None, None)
+
+    # ------------------------------------------------------------------ protocol
+    def reset(self) -> Observation:
+        return Observation(messages=tuple(self.task.prompt), tools=self.specs)
+
+    def step(self, action: Completion) -> StepResult:
+        if self.done:
+            raise EnvError(f"step() after the episode ended on {self.task.key}")
+        self.turn += 1
+        parsed = parse_turn(action.text, self.specs, max_calls=self.max_calls)
+        info: dict[str, Any] = {
+            "format_ok": parsed.format_ok, "tool_calls": len(parsed.calls),
+            "malformed_calls": parsed.malformed, "invalid_calls": parsed.invalid_calls,
+            "tool_calls_valid": not parsed.errors and not parsed.invalid_calls,
+            "tool_errors": 0, "final": parsed.is_final,
+        }
+        messages: list[dict[str, Any]] = []
+        if parsed.is_final:
+            self.answer = parsed.final_answer()
+            self.done = True
+        else:
+            if parsed.errors:
+                messages.append(error_message(parsed.errors))
+            for call in parsed.calls:
+                msg = self._run_call(call)
+                info["tool_errors"] += int(not self.calls[-1].ok)
+                messages.append(msg)
+            if self.turn >= self.max_turns:
+                self.done = True
+                info["max_turns"] = True
+        reward = self._process_reward(info)
+        obs = None if self.done else Observation(messages=tuple(messages))
+        return StepResult(observation=obs, reward=reward, done=self.done, info=info)
+
+    def verify(self, trajectory: Trajectory) -> Score:
+        try:
+            score = self._verifier(self, trajectory)
+        except Exception as exc:  # the verifier boundary: record, never propagate
+            return Score.failure(exc, self.verifier_version)
+        if not isinstance(score, Score):
+            return Score.failure(VerifierError(f"verifier returned {type(score).__name__}, not Score"),
+                                 self.verifier_version)
+        return score
+
+    # ------------------------------------------------------------------ internals
+    def _run_call(self, call: Any) -> dict[str, Any]:
+        if not call.valid:
+            self.calls.append(CallRecord(self.turn, call.name, dict(call.arguments), False, False,
+                                         call.error))
+            return {"role": "tool", "name": call.name, "content": f"error: {call.error}"}
+        tool = self.tools[call.name]
+        try:
+            result = tool(self.sandbox, **dict(call.arguments))
+            content, ok = str(getattr(result, "content", "")), bool(getattr(result, "ok", False))
+            data = dict(getattr(result, "data", None) or {})
+        except Exception as exc:  # a tool failure is an observation, not a crash
+            content, ok, data = f"error: {type(exc).__name__}: {exc}", False, {}
+        self.calls.append(CallRecord(self.turn, call.name, dict(call.arguments), True, ok,
+                                     content, data))
+        return {"role": "tool", "name": call.name, "content": clip(content, self.max_output_chars)}
+
+    def _process_reward(self, info: dict[str, Any]) -> float:
+        if self._process is None:
+            return 0.0
+        try:
+            return float(self._process(self))
+        except Exception as exc:  # a broken checkpoint must not end the episode
+            info["process_reward_error"] = f"{type(exc).__name__}: {exc}"[:200]
+            return 0.0
+
+
+def clip(text: str, limit: int) -> str:
+    """At most ``limit`` characters: head and tail kept, the cut said in the middle."""
+    if len(text) <= limit:
+        return text
+    half = max(0, limit // 2 - 40)
+    return f"{text[:half]}\n... [{len(text) - 2 * half} characters cut] ...\n{text[-half:]}"
+
+
+# --------------------------------------------------------------------- the tool-call format
+OPEN, CLOSE = "<tool_call>", "</tool_call>"
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S)
+MAX_CALLS = 8
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One well-formed call (``valid`` False when the name or arguments fail the schema)."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    valid: bool = True
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class ParsedTurn:
+    """What a policy turn asked for: calls, a final answer, and every format error found."""
+
+    calls: tuple[ToolCall, ...] = ()
+    answer: str | None = None  # text of the last <answer> block; None when there is none
+    errors: tuple[str, ...] = ()  # malformed blocks and turn-level format errors
+    text: str = ""
+
+    @property
+    def is_final(self) -> bool:
+        """No tool call was attempted: the turn ends the episode."""
+        return OPEN not in self.text and CLOSE not in self.text
+
+    @property
+    def format_ok(self) -> bool:
+        """Strictly formatted: clean calls, or exactly one final ``<answer>`` block."""
+        if self.errors:
+            return False
+        return bool(self.calls) or self.answer is not None
+
+    @property
+    def invalid_calls(self) -> int:
+        return sum(not c.valid for c in self.calls)
+
+    @property
+    def malformed(self) -> int:
+        return len(self.errors)
+
+    def final_answer(self) -> str:
+        """The answer of a final turn: the ``<answer>`` content, else the whole text."""
+        return (self.answer if self.answer is not None else self.text).strip()
+
+
+def parse_turn(text: str, tools: Sequence[Mapping[str, Any]] = (), *,
+               max_calls: int = MAX_CALLS) -> ParsedTurn:
+    """Parse one assistant turn against the offered tool specs (OpenAI function format)."""
+    text = text or ""
+    specs = {spec_name(s): s for s in tools}
+    calls: list[ToolCall] = []
+    errors: list[str] = []
+    pos, first = 0, text.find(OPEN)
+    while True:
+        start = text.find(OPEN, pos)
+        if start < 0:
+            break
+        end = text.find(CLOSE, start)
+        if end < 0:
+            errors.append("call: unclosed <tool_call> block")
+            pos = len(text)
+            break
+        body = text[start + len(OPEN):end]
+        pos = end + len(CLOSE)
+        call, err = _parse_call(body, specs)
+        if err:
+            errors.append(f"call {len(calls) + len(errors) + 1}: {err}")
+        elif call is not None:
+            calls.append(call)
+    if first >= 0 and text[pos:].strip():
+        errors.append("call: text after the last </tool_call> (a call turn must end with its calls)")
+    if CLOSE in text[:first if first >= 0 else len(text)]:
+        errors.append("call: </tool_call> without an opening <tool_call>")
+    answers = _ANSWER.findall(text)
+    if answers and first >= 0:
+        errors.append("turn: both tool calls and an <answer> (a turn is one or the other)")
+    if len(answers) > 1:
+        errors.append("turn: more than one <answer> block")
+    if len(calls) > max_calls:
+        errors.append(f"call: {len(calls)} calls in one turn (at most {max_calls}); extra ones dropped")
+        calls = calls[:max_calls]
+    return ParsedTurn(tuple(calls), answers[-1] if answers else None, tuple(errors), text)
+
+
+def _parse_call(body: str, specs: Mapping[str, Mapping[str, Any]]) -> tuple[ToolCall | None, str]:
+    try:
+        obj = json.loads(body)
+    except (ValueError, RecursionError) as exc:
+        return None, f"invalid JSON ({str(exc)[:80]})"
+    if not isinstance(obj, dict):
+        return None, "the call must be a JSON object"
+    if set(obj) != {"name", "arguments"}:
+        return None, f"the call must have exactly the keys name and arguments, not {sorted(obj)}"
+    name, args = obj["name"], obj["arguments"]
+    if not isinstance(name, str) or not isinstance(args, dict):
+        return None, "name must be a string and arguments an object"
+    if name not in specs:
+        known = ", ".join(sorted(specs)) or "none"
+        return ToolCall(name, args, False, f"unknown tool {name!r} (available: {known})"), ""
+    problems = validate_arguments(spec_parameters(specs[name]), args)
+    if problems:
+        return ToolCall(name, args, False, "; ".join(problems[:5])), ""
+    return ToolCall(name, args), ""
+
+
+def spec_name(spec: Mapping[str, Any]) -> str:
+    """The function name of an OpenAI-style tool spec (``{"type": "function", "function": ...}``)."""
+    fn = spec.get("function", spec)
+    return str(fn.get("name", ""))
+
+
+def spec_parameters(spec: Mapping[str, Any]) -> Mapping[str, Any]:
+    fn = spec.get("function", spec)
+    return fn.get("parameters") or {"type": "object", "properties": {}}
+
+
+_TYPES: dict[str, Any] = {
+    "object": dict, "array": list, "string": str, "boolean": bool, "null": type(None),
+    "integer": int, "number": (int, float),
+}
+
+
+def validate_arguments(schema: Mapping[str, Any], value: Any, where: str = "arguments") -> list[str]:
+    """Problems of ``value`` against a JSON schema subset (empty list: valid). Never raises."""
+    out: list[str] = []
+    typ = schema.get("type")
+    if typ is not None:
+        types = typ if isinstance(typ, list) else [typ]
+        if not any(_is_type(value, t) for t in types):
+            return [f"{where}: expected {'/'.join(map(str, types))}, got {type(value).__name__}"]
+    if "enum" in schema and value not in schema["enum"]:
+        out.append(f"{where}: {value!r} is not one of {schema['enum']}")
+    if isinstance(value, dict):
+        out += _validate_object(schema, value, where)
+    elif isinstance(value, list):
+        for k, lim in (("minItems", lambda n, m: n >= m), ("maxItems", lambda n, m: n <= m)):
+            if k in schema and not lim(len(value), schema[k]):
+                out.append(f"{where}: {len(value)} items violates {k}={schema[k]}")
+        if isinstance(schema.get("items"), Mapping):
+            for i, item in enumerate(value[:1000]):
+                out += validate_arguments(schema["items"], item, f"{where}[{i}]")
+    elif isinstance(value, str):
+        if "minLength" in schema and len(value) < schema["minLength"]:
+            out.append(f"{where}: shorter than {schema['minLength']}")
+        if "maxLength" in schema and len(value) > schema["maxLength"]:
+            out.append(f"{where}: longer than {schema['maxLength']}")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            out.append(f"{where}: {value} < minimum {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            out.append(f"{where}: {value} > maximum {schema['maximum']}")
+    return out
+
+
+def _validate_object(schema: Mapping[str, Any], value: dict, where: str) -> list[str]:
+    out: list[str] = []
+    props = schema.get("properties") or {}
+    for key in schema.get("required") or ():
+        if key not in value:
+            out.append(f"{where}: missing required {key!r}")
+    extra = [k for k in value if k not in props]
+    if extra and schema.get("additionalProperties", True) is False:
+        out.append(f"{where}: unexpected {', '.join(map(repr, extra[:5]))}")
+    for key, sub in props.items():
+        if key in value and isinstance(sub, Mapping):
+            out += validate_arguments(sub, value[key], f"{where}.{key}")
+    return out
+
+
+def _is_type(value: Any, typ: str) -> bool:
+    if typ in ("integer", "number") and isinstance(value, bool):
+        return False
+    if typ == "integer" and isinstance(value, float):
+        return value.is_integer()
+    py = _TYPES.get(typ)
+    return True if py is None else isinstance(value, py)
+
+
+def format_call(name: str, arguments: Mapping[str, Any]) -> str:
+    """The canonical text of one call (what a reference policy writes)."""
+    return f"{OPEN}{json.dumps({'name': name, 'arguments': dict(arguments)})}{CLOSE}"
+
+
+def format_calls(*calls: tuple[str, Mapping[str, Any]]) -> str:
+    return "\n".join(format_call(n, a) for n, a in calls)
+
+
+def format_answer(text: str) -> str:
+    return f"<answer>{text}</answer>"
+
+
+def error_message(errors: Sequence[str]) -> dict[str, Any]:
+    """The ``tool`` message telling the policy what was wrong with its turn's format."""
+    lines = "\n".join(f"- {e}" for e in errors)
+    return {"role": "tool", "name": "format_error",
+            "content": f"error: malformed tool call(s):\n{lines}\nFormat: "
+                       f'{OPEN}{{"name": "...", "arguments": {{...}}}}{CLOSE} or <answer>...</answer>'}
+
+
+# --------------------------------------------------------------------- shared sandbox pool
+_POOL: Any = None
+_POOL_LOCK = threading.Lock()
+
+
+def shared_pool() -> Any:
+    """This process's sandbox pool for episodes and verification (closed at exit).
+
+    Sandboxes are created on demand and recycled (reset to their clean snapshot) on release,
+    so a lease is a few milliseconds once warm. Commands get a 10 s wall/CPU budget.
+    """
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            from posttrain.sandbox import SandboxPool, Timeouts
+
+            _POOL = SandboxPool(max_total=16, warm=0,
+                                timeouts=Timeouts(wall_s=10.0, cpu_s=10.0, create_s=60.0))
+            atexit.register(_POOL.close)
+        return _POOL
+
+
+def pool_lease(limits: Mapping[str, Any] | None = None) -> SandboxFactory:
+    """A sandbox factory leasing clean sandboxes (empty ``/work``) from :func:`shared_pool`."""
+    def factory() -> ContextManager[Any]:
+        from posttrain.sandbox import Limits
+
+        return shared_pool().lease(limits=Limits.from_mapping(limits) if limits else None)
+
+    return factory
