@@ -1,0 +1,73 @@
+"""The long_context family: documents grow with difficulty, distractors are present, the
+references score 1, the near-miss / revoked / one-hop-short / unordered-log traps score 0."""
+
+import json
+import re
+
+import pytest
+
+from posttrain.domains import DOMAINS, check_domain, load_builtin_domains, sample_task
+
+load_builtin_domains()
+IDS = [i for i in DOMAINS.ids() if i.startswith("long_context.")]
+
+
+def text(task):
+    return str(task.prompt[-1]["content"])
+
+
+def test_family_size():
+    assert len(IDS) >= 5, IDS
+
+
+@pytest.mark.parametrize("did", IDS)
+def test_length_grows_with_difficulty(did):
+    dom = DOMAINS.get(did)
+    sizes = [len(text(sample_task(dom, 0, d))) for d in dom.difficulties]
+    assert sizes == sorted(sizes) and sizes[-1] > 8 * sizes[0], sizes
+    assert sizes[-1] > 40_000
+
+
+@pytest.mark.parametrize("did", IDS)
+def test_reference_and_probes(did):
+    dom = DOMAINS.get(did)
+    for d in dom.difficulties:
+        for seed in range(4):
+            task = sample_task(dom, seed, d)
+            ref = dom.solve(task)
+            assert dom.score(task, ref).value == 1.0
+            for name, probe in dom.probes(task).items():
+                assert dom.score(task, probe).value <= 0.05, (name, d, seed)
+
+
+def test_needle_distractors_present():
+    dom = DOMAINS.get("long_context.needle-v1")
+    task = sample_task(dom, 3, 3)
+    doc = text(task)
+    assert task.hidden["near_miss"] and task.hidden["near_miss"] in doc
+    assert task.hidden["revoked"] is None or task.hidden["revoked"] in doc
+    assert len(set(re.findall(r"\b[A-Z]\d-\d{4}\b", doc))) > 100  # look-alike codes everywhere
+    assert doc.count(task.hidden["answer"]) == 1
+
+
+def test_latest_trap_is_not_the_answer():
+    dom = DOMAINS.get("long_context.latest-v1")
+    for seed in range(10):
+        task = sample_task(dom, seed, 3)
+        assert task.hidden["last_mentioned"] != task.hidden["answer"]
+        assert dom.score(task, task.hidden["last_mentioned"]).value == 0.0
+
+
+def test_multi_needle_partial_credit():
+    dom = DOMAINS.get("long_context.multi_needle-v1")
+    task = sample_task(dom, 2, 3)
+    exp = dict(task.hidden["expected"])
+    k = next(iter(exp))
+    exp[k] = "nowhere" if isinstance(exp[k], str) else exp[k] + 1
+    assert dom.score(task, json.dumps(exp)).value == pytest.approx(1 - 1 / len(exp))
+
+
+@pytest.mark.parametrize("did", IDS)
+def test_conformance(did):
+    report = check_domain(DOMAINS.get(did), seeds=(0, 1))
+    assert report.ok, report.failures
