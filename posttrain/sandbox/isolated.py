@@ -22,7 +22,6 @@ commands (calls are serialised by a lock).
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import select
@@ -34,7 +33,7 @@ from pathlib import Path
 
 from posttrain.core.errors import SandboxError
 
-from . import bwrap, cgroups, safefs, snapshots, wire
+from . import bwrap, cgroups, safefs, seccomp, snapshots, wire
 from .asyncio_twins import AsyncTwins
 from .execspec import build_env, finish_result, normalize_cmd
 from .policy import Limits, NetworkPolicy, Timeouts
@@ -92,10 +91,6 @@ class IsolatedSandbox(AsyncTwins):
         uid, gid = _host_ids()
         base = materialize(self.template, uid, gid)
         etc = bwrap.synth_etc(cache_root())
-        if support.parents or support.unified:
-            self.cgroup = cgroups.Cgroup(
-                support, memory_bytes=self.limits.memory_bytes + SUPERVISOR_OVERHEAD,
-                pids=self.limits.pids + SUPERVISOR_PIDS, cpus=self.limits.cpus)
         host_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         block_r, block_w = os.pipe()
         info_r, info_w = os.pipe()
@@ -112,6 +107,10 @@ class IsolatedSandbox(AsyncTwins):
                 os.close(fd)
             child_sock.close()
         self.ctl = host_sock
+        if support.parents or support.unified:  # set up while bubblewrap builds the namespaces
+            self.cgroup = cgroups.Cgroup(
+                support, memory_bytes=self.limits.memory_bytes + SUPERVISOR_OVERHEAD,
+                pids=self.limits.pids + SUPERVISOR_PIDS, cpus=self.limits.cpus)
         try:
             info = _read_all(info_r, self.timeouts.create_s)
         finally:
@@ -126,10 +125,11 @@ class IsolatedSandbox(AsyncTwins):
             self.cgroup.add(self.init_pid)  # before it forks anything: all code is accounted
         os.write(block_w, b"1")
         os.close(block_w)
-        reply = self._call({"op": "init", "allow_inet": self.network.allow_inet,
+        filt = seccomp.compiled(self.network.allow_inet)
+        reply = self._call({"op": "init", "bpf": filt.program,
                             "store_bytes": self.limits.store_bytes,
                             **self._layers.mount_request()}, self.timeouts.create_s)
-        self.seccomp_rules = reply.get("rules", 0)
+        self.seccomp_rules = filt.rules
         self._store_fd = int(reply["store_fd"])
         self.supervisor_pid = _only_child(self.init_pid)
 
@@ -355,8 +355,7 @@ class IsolatedSandbox(AsyncTwins):
         raw = data.encode() if isinstance(data, str) else bytes(data)
         safefs.split(path)
         with self._lock:
-            self._call({"op": "write", "path": path, "mode": mode,
-                        "data": base64.b64encode(raw).decode()})
+            self._call({"op": "write", "path": path, "mode": mode, "data": raw})
 
     def remove_file(self, path: str) -> None:
         with self._lock:

@@ -14,7 +14,8 @@ architecture (i386/x32 entry points) kill the process (libseccomp's default bad-
 Does not: restrict ordinary file, process or memory syscalls (namespaces, caps and cgroups do
 that), or protect against kernel bugs in allowed syscalls.
 
-Stdlib-only: imported by the supervisor inside the sandbox.
+Stdlib-only. The host compiles the filter once (:func:`compiled`) and hands the BPF bytes
+to each sandbox's supervisor, which loads them with one ``prctl``.
 """
 
 from __future__ import annotations
@@ -136,6 +137,16 @@ def _add(lib, ctx, action: int, nr: int, cmps: list[_ArgCmp]) -> None:
     rc = lib.seccomp_rule_add_array(ctx, action, nr, len(cmps), arr)
     if rc != 0:
         raise OSError(-rc, f"seccomp_rule_add_array({nr}) failed")
+
+
+_compiled: dict = {}
+
+
+def compiled(allow_inet: bool = False) -> "Compiled":
+    """The filter compiled to BPF once per process (sandboxes load the bytes)."""
+    if allow_inet not in _compiled:
+        _compiled[allow_inet] = build(allow_inet).compile()
+    return _compiled[allow_inet]
 
 
 def build(allow_inet: bool = False) -> Filter:

@@ -1,22 +1,24 @@
 """The in-sandbox supervisor: one long-lived process per warm isolated sandbox.
 
 What it is: the program bubblewrap starts inside the sandbox's user, pid, net, mount, ipc and
-uts namespaces. It mounts the overlay work tree, then serves requests from the host over a
-private socket (fd 3): run a command, run a Python snippet in a pre-started interpreter,
-signal the running command, remount the overlay (snapshots), ping.
+uts namespaces. It creates the layer store (a size-capped tmpfs that is never attached to a
+path), mounts the overlay work tree, then serves the host over a private socket: pre-fork the
+next command, signal a running one, remount the overlay (snapshots), write files, ping.
 
-How a command runs (why three processes): the supervisor ``unshare``s a fresh pid namespace
-and forks its init ("reaper", pid 1 there); the reaper takes a private mount namespace, mounts
-a procfs showing only that namespace, unmounts the layer store (so snapshots cannot be
-tampered with) and forks the command. The command drops every capability (bounding, ambient,
-inheritable; securebits lock root out of regaining them), sets ``no_new_privs``, loads the
-seccomp filter, applies rlimits and ``execve``s. When the command exits the reaper reports its
-status and exits, and the kernel kills everything left in that pid namespace: orphans, double
-forks and ``setsid`` daemons cannot outlive their command, and nothing the command can see is
-able to signal or ptrace the supervisor.
+How a command runs (why three processes): ahead of time, the supervisor ``unshare``s a fresh
+pid namespace and forks its init ("reaper", pid 1 there), which forks the command process;
+their request socket and status pipe are handed to the host, so an exec goes straight from
+the host to the waiting command (no fork, no relay). On request the command takes a private
+mount namespace with a procfs of its own pid namespace, drops every capability (bounding,
+ambient, inheritable; securebits lock root out of regaining them), sets ``no_new_privs``,
+loads the seccomp filter (compiled once by the host), applies rlimits and ``execve``s (or runs
+a Python snippet in the already-started interpreter). When it exits, the reaper kills and
+reaps everything else in the namespace, then reports: orphans, double forks and ``setsid``
+daemons cannot outlive their command, and nothing the command can see can signal or ptrace
+the supervisor.
 
-Guarantees: exactly one ``exited`` reply per ``exec``; a closed control socket (the host died)
-makes the supervisor exit, which tears the whole sandbox down.
+Guarantees: a closed control socket (the host died) makes the supervisor exit, which tears
+the whole sandbox down.
 
 Does not: enforce wall-clock, CPU-time or output budgets (the host does that and asks for
 signals), or trust anything in the requests beyond their JSON shape.
@@ -24,17 +26,16 @@ signals), or trust anything in the requests beyond their JSON shape.
 Stdlib-only: it runs under the system Python inside the sandbox, with ``-S -E``.
 """
 
+# Imports are few and light on purpose: this process starts on every cold start.
+import _signal as signal
+import _socket as socket
 import ctypes
-import json
 import os
 import resource
-import signal
-import socket
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safefs  # noqa: E402  (bound next to this file inside the sandbox)
-import seccomp  # noqa: E402
 import wire  # noqa: E402
 
 CLONE_NEWNS = 0x00020000
@@ -70,6 +71,31 @@ def _mount(src, target, fstype, flags, data=None) -> None:
 
 def _umount(target: str) -> None:
     libc.umount2(target.encode(), MNT_DETACH)
+
+
+def _rmtree(path: str) -> None:
+    for root, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            os.unlink(os.path.join(root, name))
+        for name in dirs:
+            full = os.path.join(root, name)
+            (os.unlink if os.path.islink(full) else os.rmdir)(full)
+    if os.path.isdir(path):
+        os.rmdir(path)
+
+
+class Filter:
+    """The host-compiled seccomp BPF program, loaded with one prctl."""
+
+    def __init__(self, program: bytes):
+        class Fprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        self._buf = ctypes.create_string_buffer(program, len(program))
+        self._prog = Fprog(len(program) // 8, ctypes.addressof(self._buf))
+
+    def load(self) -> None:
+        _check(libc.prctl(22, 2, ctypes.byref(self._prog), 0, 0), "seccomp")  # SECCOMP_MODE_FILTER
 
 
 def make_store(size: int) -> int:
@@ -110,14 +136,12 @@ def mount_overlay(lowers: list, upper: str, drop: list) -> None:
     ``lowers`` are frozen layer names, topmost first ("base" is the template); ``upper`` is a
     new, empty layer; ``drop`` names layers no snapshot refers to any more.
     """
-    import shutil
-
     for _sub, dest in reversed(BINDS):
         _umount(dest)
     _umount(OVERLAY_MNT)
     for name in drop:
-        shutil.rmtree(_layer(name), ignore_errors=True)
-        shutil.rmtree(f"{STORE['path']}/w/{name}", ignore_errors=True)
+        _rmtree(_layer(name))
+        _rmtree(f"{STORE['path']}/w/{name}")
     os.makedirs(_layer(upper))
     work = f"{STORE['path']}/w/{upper}"
     os.makedirs(work)
@@ -195,7 +219,7 @@ def private_proc(keeper: socket.socket) -> None:
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     fd = os.open("/proc/self/ns/mnt", os.O_RDONLY)
     try:
-        socket.send_fds(keeper, [b"n"], [fd])
+        keeper.sendmsg([b"n"], [(1, 1, fd.to_bytes(4, "little"))])  # SCM_RIGHTS
     finally:
         os.close(fd)
         keeper.close()
@@ -276,14 +300,14 @@ def run_reaper(zyg: socket.socket, filt, report_w: int) -> None:
                 os.wait4(-1, 0)
             except ChildProcessError:
                 break
-        report = {
-            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-            "cpu_s": ru.ru_utime + ru.ru_stime, "maxrss_kb": ru.ru_maxrss,
-        }
-        os.write(report_w, json.dumps(report).encode())
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else "null"
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else "null"
+        report = '{"exit_code": %s, "signal": %s, "cpu_s": %.6f, "maxrss_kb": %d}' % (
+            code, sig, ru.ru_utime + ru.ru_stime, ru.ru_maxrss)
+        os.write(report_w, report.encode())
     except BaseException as exc:  # noqa: BLE001
-        os.write(report_w, json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+        why = f"{type(exc).__name__}: {exc}".replace("\\", "/").replace('"', "'")
+        os.write(report_w, ('{"error": "%s"}' % why).encode())
     os._exit(0)
 
 
@@ -297,11 +321,10 @@ class Supervisor:
     def handle(self, msg: dict, fds: list) -> None:
         op = msg.get("op")
         if op == "init":
-            self.filter = seccomp.build(allow_inet=bool(msg.get("allow_inet"))).compile()
+            self.filter = Filter(msg["bpf"])
             store_fd = make_store(int(msg["store_bytes"]))
             mount_overlay(msg["lowers"], msg["upper"], [])
-            import base64, shutil, traceback, types  # noqa: F401,E401 - warm the import cache
-            wire.send(self.ctl, {"op": "ok", "rules": self.filter.rules, "store_fd": store_fd})
+            wire.send(self.ctl, {"op": "ok", "store_fd": store_fd})
             self.prepare()
         elif op == "prepare":
             self.prepare()
@@ -324,13 +347,10 @@ class Supervisor:
             wire.send(self.ctl, {"op": "error", "message": f"unknown op {op!r}"})
 
     def file_op(self, op: str, msg: dict) -> None:
-        import base64
-
         root = os.open("/work", os.O_RDONLY | os.O_DIRECTORY)
         try:
             if op == "write":
-                safefs.write_file(root, msg["path"], base64.b64decode(msg["data"]),
-                                  int(msg.get("mode", 0o644)))
+                safefs.write_file(root, msg["path"], bytes(msg["data"]), int(msg.get("mode", 0o644)))
             elif op == "remove":
                 safefs.remove(root, msg["path"])
             else:
