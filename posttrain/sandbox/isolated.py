@@ -46,6 +46,7 @@ SANDBOX_UID = int(os.environ.get("POSTTRAIN_SANDBOX_UID", "993000001"))
 SUPERVISOR_OVERHEAD = 48 * 1024 * 1024  # supervisor + reaper share of the memory quota
 SUPERVISOR_PIDS = 4
 _PKG_DIR = Path(__file__).resolve().parent
+PROXY_ENV = {k: "http://127.0.0.1:3128" for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
 
 
 def _host_ids() -> tuple[int, int]:
@@ -62,12 +63,17 @@ class IsolatedSandbox(AsyncTwins):
 
     def __init__(self, template: Template | None = None, limits: Limits | None = None,
                  timeouts: Timeouts | None = None, network: NetworkPolicy | None = None,
-                 proxy_socket: str | None = None):
+                 proxy=None, proxy_socket: str | None = None):
         self.template = template or Template()
         self.limits = limits or Limits()
         self.timeouts = timeouts or Timeouts()
         self.network = network or NetworkPolicy()
-        self._proxy_socket = proxy_socket
+        self._proxy, self._own_proxy = proxy, False
+        if self.network.mode == "allowlist" and proxy is None and proxy_socket is None:
+            from .netproxy import EgressProxy
+
+            self._proxy, self._own_proxy = EgressProxy(self.network.allow_hosts), True
+        self._proxy_socket = proxy_socket or (self._proxy.path if self._proxy else None)
         self._lock = threading.RLock()
         self._layers = snapshots.LayerStack()
         self._closed = False
@@ -130,6 +136,8 @@ class IsolatedSandbox(AsyncTwins):
                             "store_bytes": self.limits.store_bytes,
                             **self._layers.mount_request()}, self.timeouts.create_s)
         self.seccomp_rules = filt.rules
+        if self.network.mode == "allowlist":
+            self._call({"op": "forwarder"})
         self._store_fd = int(reply["store_fd"])
         self.supervisor_pid = _only_child(self.init_pid)
 
@@ -161,6 +169,8 @@ class IsolatedSandbox(AsyncTwins):
                     self.proc.wait(timeout=5)
             if self.cgroup is not None:
                 self.cgroup.destroy()
+            if self._own_proxy:
+                self._proxy.close()
 
     @property
     def closed(self) -> bool:
@@ -268,6 +278,8 @@ class IsolatedSandbox(AsyncTwins):
 
     def _run_locked(self, what: dict, stdin, env, cwd, budgets: Budgets) -> ExecResult:
         lim = self.limits
+        if self.network.mode == "allowlist":
+            env = {**PROXY_ENV, **(env or {})}
         req = {**what, "env": build_env(env), "cwd": _sandbox_cwd(cwd),
                "rlimits": _rlimits(lim, budgets), "stdin": stdin is not None}
         try:

@@ -328,6 +328,9 @@ class Supervisor:
             self.prepare()
         elif op == "prepare":
             self.prepare()
+        elif op == "forwarder":
+            self.start_forwarder()
+            wire.send(self.ctl, {"op": "ok"})
         elif op == "mount":
             mount_overlay(msg["lowers"], msg["upper"], msg.get("drop") or [])
             wire.send(self.ctl, {"op": "ok"})
@@ -382,6 +385,22 @@ class Supervisor:
         finally:
             mine.close()
             os.close(report_r)
+
+    def start_forwarder(self) -> None:
+        """allowlist mode: relay 127.0.0.1:3128 to the host proxy, without privileges."""
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.ctl.close()
+                os.closerange(3, 65536)
+                drop_privileges()
+                self.filter.load()
+                import forwarder
+
+                forwarder.serve()
+            finally:
+                os._exit(1)
+        self.children.add(pid)
 
     def reap(self) -> None:
         while self.children:
