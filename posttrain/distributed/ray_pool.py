@@ -31,7 +31,7 @@ import ray
 
 from posttrain.trainer.producers import POOLS, Job, JobResult, RolloutSettings, produce
 
-from .ray_reward import RayRewardFactory, start_verifiers
+from .ray_reward import RayRewardFactory, VerifierSources, start_verifiers
 from .ray_sync import RayWeightSync
 
 
@@ -82,7 +82,8 @@ class RayProducerPool:
                  resources: dict[str, float] | None = None, verifier_actors: int = 0):
         self.sync = RayWeightSync()
         self.sync.publish(version, state_dict)
-        self.verifiers = start_verifiers(verifier_actors, resources=resources, imports=imports) \
+        self.verifiers = start_verifiers(verifier_actors, resources=resources, imports=imports,
+                                         sources_factory=VerifierSources(settings.make_env)) \
             if verifier_actors else []
         if self.verifiers:
             settings = RolloutSettings(settings.make_env, RayRewardFactory(self.verifiers),

@@ -41,6 +41,18 @@ def start_verifiers(n: int, *, num_cpus: float = 1.0, resources: dict[str, float
         sources_factory, imports) for _ in range(n)]
 
 
+class VerifierSources:
+    """A picklable ``sources_factory``: the domain verifier through a given env factory."""
+
+    def __init__(self, make_env: Any = None):
+        self.make_env = make_env
+
+    def __call__(self) -> list[tuple[RewardSource, float]]:
+        from posttrain.rollout.reward_service import VerifierSource
+
+        return [(VerifierSource(self.make_env), 1.0)]
+
+
 class RayRewardService:
     def __init__(self, actors: Sequence[Any], chunk: int = 8):
         if not actors:

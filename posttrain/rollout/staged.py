@@ -37,7 +37,7 @@ from posttrain.core.types import Completion, Observation, Task, Trajectory, Traj
 from posttrain.envs.base import TaskEnv, call_maybe_async
 from posttrain.inference.base import InferenceBackend, SamplingParams
 
-from .reward_service import RewardService, batch_evaluate
+from .reward_service import RewardService, VerifierSource, batch_evaluate
 from .single_turn import default_env_factory
 
 EnvFactory = Callable[[Task], TaskEnv]
@@ -151,7 +151,8 @@ def rollout_groups(backend: InferenceBackend, tasks: Sequence[Task], params: Sam
     trajs = [Trajectory(task=ep.task, turns=tuple(ep.turns), stop_reason=ep.stop, error=ep.error)
              for g in episodes for ep in g]
     t0 = time.perf_counter()
-    scores = reward.batch_evaluate(trajs) if reward is not None else batch_evaluate(trajs)
+    scores = (reward.batch_evaluate(trajs) if reward is not None
+              else batch_evaluate(trajs, [(VerifierSource(make_env), 1.0)]))
     times.verify_s += time.perf_counter() - t0
     scored = iter(t.with_score(s) for t, s in zip(trajs, scores))
     groups = [TrajectoryGroup(task=t, trajectories=tuple(next(scored) for _ in range(params.n)),

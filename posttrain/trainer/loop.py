@@ -175,13 +175,14 @@ def train_on_result(result: JobResult, model: torch.nn.Module, optimizer: torch.
         keep_ids = {id(g) for g in informative}
         weights = [w for g, w in zip(kept, weights) if id(g) in keep_ids]
         kept = informative
+    batch = None
     if kept:
-        advantages = compute_advantages(kept, algo.advantage)
-        batch = build_policy_batch(kept, advantages, pad_id, weights)
+        batch = build_policy_batch(kept, compute_advantages(kept, algo.advantage), pad_id, weights)
         metrics.update(batch.stats)
+    if batch is not None and batch.num_rows:
         metrics.update(policy_update(model, optimizer, batch, rl, algo.loss, ref_model,
                                      lr_scheduler, state.policy_version))
-    else:
+    else:  # nothing trainable (e.g. every completion empty): a step without an update
         metrics["loss/skipped"] = 1.0
     _record(ledger, result.index, groups, {id(g) for g in kept}, stale, rl.max_policy_lag)
     if result.error is not None:

@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Protocol
 from posttrain.core.registry import Registry
 from posttrain.core.types import Task, TrajectoryGroup
 from posttrain.inference.base import SamplingParams
-from posttrain.rollout.reward_service import LocalRewardService, RewardService
+from posttrain.rollout.reward_service import LocalRewardService, RewardService, VerifierSource
 from posttrain.rollout.staged import rollout_groups
 from posttrain.trainer.weight_sync import InProcessWeightSync, SharedMemoryWeightSync, WeightSync
 
@@ -75,7 +75,8 @@ class RolloutSettings:
     def reward_service(self) -> RewardService:
         if self.reward_factory is not None:
             return self.reward_factory()
-        return LocalRewardService(workers=self.verify_workers)
+        # verification uses the episodes' own env factory (its verify is the domain verifier)
+        return LocalRewardService([(VerifierSource(self.make_env), 1.0)], workers=self.verify_workers)
 
 
 class Stopped(Exception):

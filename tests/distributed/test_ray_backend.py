@@ -8,7 +8,7 @@ import torch
 
 ray = pytest.importorskip("ray")
 
-from dist_helpers import run_config, setup, warm_policy  # noqa: E402
+from async_helpers import run_config, setup, warm_policy  # noqa: E402
 
 from posttrain.core.types import Task, Trajectory  # noqa: E402
 from posttrain.distributed.ray_reward import RayRewardService, start_verifiers  # noqa: E402
