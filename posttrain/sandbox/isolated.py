@@ -33,26 +33,16 @@ from pathlib import Path
 
 from posttrain.core.errors import SandboxError
 
-from . import bwrap, cgroups, safefs, seccomp, snapshots, wire
+from . import cgroups, safefs, seccomp, snapshots, wire
 from .asyncio_twins import AsyncTwins
 from .execspec import build_env, finish_result, normalize_cmd
 from .policy import Limits, NetworkPolicy, Timeouts
 from .pump import Budgets, pump
 from .result import ExecResult, FileChange, FileInfo, SnapshotId
-from .spawner import spawn
-from .template import Template, cache_root, materialize
+from .launch import launch
+from .template import Template
 
-SANDBOX_UID = int(os.environ.get("POSTTRAIN_SANDBOX_UID", "993000001"))
-SUPERVISOR_OVERHEAD = 48 * 1024 * 1024  # supervisor + reaper share of the memory quota
-SUPERVISOR_PIDS = 4
-_PKG_DIR = Path(__file__).resolve().parent
 PROXY_ENV = {k: "http://127.0.0.1:3128" for k in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")}
-
-
-def _host_ids() -> tuple[int, int]:
-    if os.geteuid() == 0:
-        return SANDBOX_UID, SANDBOX_UID
-    return os.getuid(), os.getgid()  # unprivileged: bubblewrap maps our own uid
 
 
 class IsolatedSandbox(AsyncTwins):
@@ -94,43 +84,10 @@ class IsolatedSandbox(AsyncTwins):
     # --- life cycle -------------------------------------------------------------------------
 
     def _start(self, support: cgroups.CgroupSupport) -> None:
-        uid, gid = _host_ids()
-        base = materialize(self.template, uid, gid)
-        etc = bwrap.synth_etc(cache_root())
-        host_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        block_r, block_w = os.pipe()
-        info_r, info_w = os.pipe()
-        try:
-            argv = bwrap.bwrap_argv(
-                layer_dir=None, base_dir=base, etc_dir=etc, supervisor_dir=_PKG_DIR,
-                python=bwrap.system_python(), store_bytes=self.limits.store_bytes,
-                block_fd=block_r, info_fd=info_w, ctl_fd=child_sock.fileno(),
-                proxy_socket=self._proxy_socket)
-            self.proc = spawn(argv, pass_fds=(block_r, info_w, child_sock.fileno()),
-                              uid=uid, gid=gid)
-        finally:
-            for fd in (block_r, info_w):
-                os.close(fd)
-            child_sock.close()
-        self.ctl = host_sock
-        if support.parents or support.unified:  # set up while bubblewrap builds the namespaces
-            self.cgroup = cgroups.Cgroup(
-                support, memory_bytes=self.limits.memory_bytes + SUPERVISOR_OVERHEAD,
-                pids=self.limits.pids + SUPERVISOR_PIDS, cpus=self.limits.cpus)
-        try:
-            info = _read_all(info_r, self.timeouts.create_s)
-        finally:
-            os.close(info_r)
-        try:
-            self.init_pid = int(json.loads(info)["child-pid"])
-        except (ValueError, KeyError) as exc:
-            os.close(block_w)
-            raise SandboxError(f"bubblewrap did not start: {info[:200]!r}; "
-                               f"{self._stderr_hint()}") from exc
-        if self.cgroup is not None:
-            self.cgroup.add(self.init_pid)  # before it forks anything: all code is accounted
-        os.write(block_w, b"1")
-        os.close(block_w)
+        self._launch = launch(self.template, self.limits, support, self._proxy_socket,
+                              self.timeouts.create_s)
+        self.proc, self.ctl = self._launch.proc, self._launch.ctl
+        self.cgroup, self.init_pid = self._launch.cgroup, self._launch.init_pid
         filt = seccomp.compiled(self.network.allow_inet)
         reply = self._call({"op": "init", "bpf": filt.program,
                             "store_bytes": self.limits.store_bytes,
@@ -140,13 +97,6 @@ class IsolatedSandbox(AsyncTwins):
             self._call({"op": "forwarder"})
         self._store_fd = int(reply["store_fd"])
         self.supervisor_pid = _only_child(self.init_pid)
-
-    def _stderr_hint(self) -> str:
-        try:
-            self.proc.wait(timeout=1)
-        except Exception:  # noqa: BLE001 - best effort diagnostics
-            return "bubblewrap still running"
-        return f"bubblewrap exited with {self.proc.returncode}"
 
     def close(self) -> None:
         """Kill everything inside and remove every trace on the host. Idempotent."""
@@ -433,20 +383,6 @@ def _rlimits(lim: Limits, budgets: Budgets) -> dict:
     if cpu is not None:
         out["CPU"] = cpu  # per process backstop; the cgroup budget covers the whole tree
     return out
-
-
-def _read_all(fd: int, timeout: float) -> bytes:
-    chunks, deadline = [], time.monotonic() + timeout
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise SandboxError(f"bubblewrap did not start within {timeout:.1f}s")
-        data = os.read(fd, 4096)
-        if not data:
-            return b"".join(chunks)
-        chunks.append(data)
-        if b"}" in data:
-            return b"".join(chunks)
 
 
 def _only_child(pid: int) -> int:

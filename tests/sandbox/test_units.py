@@ -88,3 +88,26 @@ def test_layer_stack_restore_drops_unreferenced_layers():
     assert req["lowers"] == ["2", "1", "base"] and req["drop"] == ["4"]
     with pytest.raises(SandboxError):
         ls.restore("nope")
+
+
+def test_process_backend_warns_once_for_untrusted_code(monkeypatch):
+    import warnings
+
+    from posttrain.sandbox import SandboxWarning, factory
+
+    monkeypatch.delenv("POSTTRAIN_SANDBOX_QUIET", raising=False)
+    monkeypatch.setattr(factory, "_warned", __import__("threading").Event())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            sb = factory.make_sandbox("process", untrusted=True)
+            assert sb.is_security_boundary is False
+            sb.close()
+    assert [w.category for w in caught] == [SandboxWarning]
+
+
+def test_unknown_backend_is_a_config_error():
+    from posttrain.sandbox import make_sandbox
+
+    with pytest.raises(ConfigError, match="backend"):
+        make_sandbox("docker")

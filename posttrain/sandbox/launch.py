@@ -1,0 +1,108 @@
+"""Starting an isolated sandbox's supervisor under bubblewrap, inside its cgroups.
+
+What it is: :func:`launch` materialises the template, starts bubblewrap (as the unprivileged
+sandbox uid when we are root) with ``--block-fd``/``--info-fd``, creates the sandbox's
+cgroups while bubblewrap builds the namespaces, moves the sandbox's init into them and only
+then lets it run the supervisor.
+
+Guarantees: no code of the sandbox runs before its process is in its cgroups, so every fork
+inside is accounted and limited; on any failure the caller's ``close()`` reclaims what was
+started (the returned parts are set as they are created).
+
+Does not: talk the supervisor protocol (``IsolatedSandbox`` does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from posttrain.core.errors import SandboxError
+
+from . import bwrap, cgroups
+from .policy import Limits
+from .spawner import spawn
+from .template import Template, cache_root, materialize
+
+SANDBOX_UID = int(os.environ.get("POSTTRAIN_SANDBOX_UID", "993000001"))
+SUPERVISOR_OVERHEAD = 48 * 1024 * 1024  # supervisor + reaper share of the memory quota
+SUPERVISOR_PIDS = 4
+_PKG_DIR = Path(__file__).resolve().parent
+
+
+@dataclass
+class Launched:
+    proc: object
+    ctl: socket.socket
+    init_pid: int
+    cgroup: cgroups.Cgroup | None
+
+
+def host_ids() -> tuple[int, int]:
+    if os.geteuid() == 0:
+        return SANDBOX_UID, SANDBOX_UID
+    return os.getuid(), os.getgid()  # unprivileged: bubblewrap maps our own uid
+
+
+def launch(template: Template, limits: Limits, support: cgroups.CgroupSupport,
+           proxy_socket: str | None, create_s: float) -> Launched:
+    uid, gid = host_ids()
+    base = materialize(template, uid, gid)
+    etc = bwrap.synth_etc(cache_root())
+    host_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    block_r, block_w = os.pipe()
+    info_r, info_w = os.pipe()
+    cgroup = proc = None
+    try:
+        try:
+            argv = bwrap.bwrap_argv(
+                base_dir=base, etc_dir=etc, supervisor_dir=_PKG_DIR, python=bwrap.system_python(),
+                store_bytes=limits.store_bytes, block_fd=block_r, info_fd=info_w,
+                ctl_fd=child_sock.fileno(), proxy_socket=proxy_socket)
+            proc = spawn(argv, pass_fds=(block_r, info_w, child_sock.fileno()), uid=uid, gid=gid)
+        finally:
+            os.close(block_r)
+            os.close(info_w)
+            child_sock.close()
+        if support.parents or support.unified:  # set up while bubblewrap builds the namespaces
+            cgroup = cgroups.Cgroup(support, memory_bytes=limits.memory_bytes + SUPERVISOR_OVERHEAD,
+                                    pids=limits.pids + SUPERVISOR_PIDS, cpus=limits.cpus)
+        info = _read_all(info_r, create_s)
+        try:
+            init_pid = int(json.loads(info)["child-pid"])
+        except (ValueError, KeyError) as exc:
+            raise SandboxError(f"bubblewrap did not start: {info[:200]!r}") from exc
+        if cgroup is not None:
+            cgroup.add(init_pid)  # before it forks anything: all code is accounted
+        os.write(block_w, b"1")
+        return Launched(proc, host_sock, init_pid, cgroup)
+    except BaseException:
+        host_sock.close()
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+        if cgroup is not None:
+            cgroup.destroy()
+        raise
+    finally:
+        os.close(info_r)
+        os.close(block_w)
+
+
+def _read_all(fd: int, timeout: float) -> bytes:
+    chunks, deadline = [], time.monotonic() + timeout
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise SandboxError(f"bubblewrap did not start within {timeout:.1f}s")
+        data = os.read(fd, 4096)
+        if not data:
+            return b"".join(chunks)
+        chunks.append(data)
+        if b"}" in data:
+            return b"".join(chunks)
