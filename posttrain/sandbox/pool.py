@@ -2,7 +2,9 @@
 
 What it is: :class:`SandboxPool` keeps idle sandboxes ready per key. ``acquire`` hands one out
 (starting one when none is idle, within ``max_total``); ``release`` restores it to the clean
-snapshot taken right after it started, health-checks it and puts it back, or discards it.
+snapshot taken right after it started (in a background thread, so the caller does not wait)
+and puts it back, or discards it when the reset fails. Idle sandboxes are health-checked
+(``ping``) before being handed out after ``health_idle_s``.
 ``lease`` is the context-manager form. A background thread keeps ``warm`` sandboxes idle per
 key that has been used or ``prewarm``-ed.
 
@@ -21,6 +23,7 @@ Does not: share a sandbox between two leases at once, or keep sandboxes past ``c
 
 from __future__ import annotations
 
+import queue
 import statistics
 import threading
 import time
@@ -56,12 +59,17 @@ class SandboxPool:
         self._keys: set = set()
         self._leased: dict[int, tuple] = {}  # id(sandbox) -> (key, clean_id)
         self._starting = 0
+        self._resetting = 0
+        self._resets: queue.Queue = queue.Queue()
         self._closed = False
         self._acquire_ms: deque = deque(maxlen=2000)
         self.counts = {"created": 0, "recycled": 0, "discarded": 0}
         self._filler = threading.Thread(target=self._fill_loop, name="posttrain-sandbox-pool",
                                         daemon=True)
         self._filler.start()
+        self._resetter = threading.Thread(target=self._reset_loop, name="posttrain-sandbox-reset",
+                                          daemon=True)
+        self._resetter.start()
 
     # --- public API -------------------------------------------------------------------------
 
@@ -113,18 +121,36 @@ class SandboxPool:
         self._acquire_ms.append((time.perf_counter() - t0) * 1000)
         return sb
 
-    def release(self, sb) -> None:
-        """Reset ``sb`` to its clean snapshot and make it available again (or discard it)."""
+    def release(self, sb, wait: bool = False) -> None:
+        """Give ``sb`` back. It is reset to its clean snapshot (in the background unless
+        ``wait``) and only then handed out again; one that cannot reset is discarded."""
         with self._cond:
             key, clean = self._leased.pop(id(sb))
+            self._resetting += 1
+        if wait:
+            self._reset(sb, key, clean)
+        else:
+            self._resets.put((sb, key, clean))
+
+    def _reset_loop(self) -> None:
+        while True:
+            item = self._resets.get()
+            if item is None:
+                return
+            self._reset(*item)
+
+    def _reset(self, sb, key, clean) -> None:
         try:
             if self._closed or sb.closed:
                 raise SandboxError("closed")
             sb.restore(clean)
         except Exception:  # noqa: BLE001 - a sandbox that cannot reset is never reused
+            with self._cond:
+                self._resetting -= 1
             self._discard(sb)
             return
         with self._cond:
+            self._resetting -= 1
             self.counts["recycled"] += 1
             self._idle.setdefault(key, []).append((sb, clean, time.monotonic()))
             self._cond.notify_all()
@@ -156,6 +182,8 @@ class SandboxPool:
         return out
 
     def close(self) -> None:
+        self._resets.put(None)
+        self._resetter.join(timeout=self.timeouts.create_s)
         with self._cond:
             self._closed = True
             idle = [sb for v in self._idle.values() for sb, _, _ in v]
@@ -174,7 +202,8 @@ class SandboxPool:
     # --- internals --------------------------------------------------------------------------
 
     def _total(self) -> int:
-        return len(self._leased) + sum(len(v) for v in self._idle.values()) + self._starting
+        return (len(self._leased) + sum(len(v) for v in self._idle.values()) + self._starting
+                + self._resetting)
 
     def _evict_other(self, key) -> bool:
         """Free capacity by closing an idle sandbox of another key (called with the lock held)."""

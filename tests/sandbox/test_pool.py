@@ -20,13 +20,16 @@ def pool():
 
 def test_release_resets_to_clean_template(pool):
     tpl = Template.of({"task.txt": "clean"})
-    with pool.lease(template=tpl, limits=SMALL) as sb:
-        sb.exec("echo dirty > task.txt; echo x > /tmp/t; echo y > new.txt")
-        first = sb
+    first = pool.acquire(template=tpl, limits=SMALL)
+    first.exec("echo dirty > task.txt; echo x > /tmp/t; echo y > new.txt")
+    pool.release(first, wait=True)  # reset now, so the next acquire finds it idle
     with pool.lease(template=tpl, limits=SMALL) as sb:
         assert sb is first  # recycled, not recreated
         assert sb.read_file("task.txt") == b"clean"
         assert sb.exec("ls /tmp; ls").stdout == "task.txt\n"
+    deadline = time.monotonic() + 10  # the lease's release resets in the background
+    while pool.metrics()["sandbox/recycled"] < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
     m = pool.metrics()
     assert m["sandbox/recycled"] == 2 and m["sandbox/created"] >= 1 and m["sandbox/in_use"] == 0
     assert m["sandbox/acquire_ms_p50"] >= 0
@@ -55,7 +58,7 @@ def test_bounded_concurrency_waits_then_times_out(pool):
 def test_broken_sandbox_is_discarded_not_reused(pool):
     sb = pool.acquire(limits=SMALL)
     sb.close()  # simulates a sandbox that died while leased
-    pool.release(sb)
+    pool.release(sb, wait=True)
     assert pool.metrics()["sandbox/discarded"] >= 1
     with pool.lease(limits=SMALL) as fresh:
         assert fresh is not sb and fresh.exec("true").ok
