@@ -87,7 +87,6 @@ def _stdio(fds: dict) -> None:
 
 def _run_python(code: str) -> int:
     import builtins
-    import traceback
     import types
 
     main = types.ModuleType("__main__")
@@ -103,6 +102,8 @@ def _run_python(code: str) -> int:
         if exc.code is not None and not isinstance(exc.code, int):
             print(exc.code, file=sys.stderr)
     except BaseException:  # the snippet's own failure is its output, not ours
+        import traceback  # heavy (linecache, tokenize); only paid when the snippet fails
+
         traceback.print_exc()
         rc = 1
     for stream in (sys.stdout, sys.stderr):
