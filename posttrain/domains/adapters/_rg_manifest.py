@@ -1,0 +1,4 @@
+"""placeholder"""
+DATASETS = {}
+SIZES = {}
+DROPPED = {}

@@ -1,0 +1,189 @@
+"""reasoning-gym's procedural generators as posttrain domains (the ``reasoning_gym`` extra).
+
+Each generator ``<name>`` of the table in :mod:`._rg_manifest` becomes the domain
+``<family>.rg_<name>-v1`` (family chosen per generator: ``math``, ``logic``, ``algorithms``,
+``games``, ``text_data``, ``code``, ``long_context``), flagged ``native = False`` and
+``source = "reasoning-gym"``, also reachable by the alias ``rg.<name>`` (see
+:mod:`posttrain.domains.adapters`). Registration reads only the table: ``reasoning_gym``
+itself (about 1.6 s to import) is imported on the first ``generate`` or ``score``.
+
+Difficulty: for a generator with a curriculum, level ``d`` is the curriculum's global level
+``levels[d - 1]`` (up to five, evenly spaced over the curriculum's range; each attribute set
+to its own band, or the inclusive range where the banded one is invalid). Generators
+without a curriculum get three levels by question length: the terciles of 60 reference items,
+reached by rejection sampling with the task's rng.
+
+The hardened scorer (reasoning-gym's own scorers give partial credit, e.g. the default one
+pays ``len(oracle) / len(answer)`` for an answer that merely contains the oracle):
+
+- the answer is extracted strictly (:func:`posttrain.verifiers.text.extract_answer`: the last
+  ``<answer>`` block, else the whole text, stripped); empty answers score 0;
+- answers longer than ``3 * len(oracle) + 64`` characters score 0 (padding and floods);
+- an answer listing several candidates (one per line or comma/space separated where the
+  oracle has no separator) scores 0 whenever any single-candidate reading differs;
+- reasoning-gym's ``score_answer`` then runs on the extracted text; only a full 1.0 counts
+  (reward in {0, 1}: no partial credit at all); a scorer exception is a 0 with its reason;
+- the task is regenerated from ``(difficulty, index)`` at scoring time and must match the
+  prompt, else the Score carries an ``error`` (a non-deterministic generator is a verifier
+  failure, never a silent reward).
+
+Does not: keep reasoning-gym's graded rewards (on purpose), or cover generators whose
+reference answer is missing or cannot be hardened (listed in :data:`._rg_manifest.DROPPED`).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from posttrain.core.errors import ErrorInfo, MissingExtraError
+from posttrain.core.types import Score, Task
+from posttrain.domains._helpers import make_task
+from posttrain.verifiers.text import extract_answer
+
+from ._rg_manifest import DATASETS, SIZES
+
+SEED = 20_250_101  # fixed dataset seed: (difficulty, index) names one item in every process
+DEFAULT_SIZE = 100_000
+LENGTH_SAMPLE = 60
+INSTRUCTION = "\n\nGive only the final answer inside <answer></answer> tags."
+_LOCK = threading.RLock()
+
+
+def rg_id(name: str) -> str:
+    family = DATASETS[name][0]
+    return f"{family}.rg_{name}-v1"
+
+
+def _rg() -> Any:
+    try:
+        import reasoning_gym  # noqa: F401
+        from reasoning_gym import factory
+    except ImportError as exc:
+        raise MissingExtraError("reasoning_gym", "reasoning_gym") from exc
+    return factory
+
+
+def build_dataset(name: str, level: Any, size: int) -> Any:
+    """The reasoning-gym dataset object for one posttrain level (curriculum level or None)."""
+    factory = _rg()
+    ds_cls, cfg_cls = factory.DATASETS[name]
+    if level is None:
+        return ds_cls(config=cfg_cls(seed=SEED, size=size))
+    from reasoning_gym.coaching.base_curriculum import DefaultCurriculumContext, RangeAttributeMode
+
+    rg_level, mode = level
+    cur = factory.create_curriculum(name)
+    cur.set_global_level(rg_level)
+    ctx = DefaultCurriculumContext(mode=RangeAttributeMode(mode))
+    return ds_cls(config=cur.generate_configuration({"seed": SEED, "size": size}, context=ctx))
+
+
+class RGDomain:
+    """One reasoning-gym generator as a domain (see the module docstring)."""
+
+    env_kind = "single_turn"
+    native = False
+    source = "reasoning-gym"
+
+    def __init__(self, name: str):
+        family, levels = DATASETS[name]
+        self.rg_name, self.family, self.id = name, family, rg_id(name)
+        self.alias = f"rg.{name}"
+        self._levels = tuple(levels) if levels else (None, None, None)
+        self.difficulties = tuple(range(1, len(self._levels) + 1))
+        self.size = SIZES.get(name, DEFAULT_SIZE)
+        self.description = f"reasoning-gym generator {name!r} (hardened scorer, no partial credit)."
+        self._ds: dict[int, Any] = {}
+        self._cuts: tuple[int, int] | None = None
+        self._entries: OrderedDict[tuple[int, int], dict] = OrderedDict()
+
+    # -- data --------------------------------------------------------------------------------
+    def dataset(self, difficulty: int) -> Any:
+        with _LOCK:
+            if difficulty not in self._ds:
+                key = 1 if self._levels[0] is None else difficulty  # no curriculum: one dataset
+                if key not in self._ds:
+                    self._ds[key] = build_dataset(self.rg_name, self._levels[key - 1], self.size)
+                self._ds[difficulty] = self._ds[key]
+            return self._ds[difficulty]
+
+    def entry(self, difficulty: int, index: int) -> dict:
+        """Item ``index`` of the level's dataset (a small LRU: scoring regenerates it)."""
+        key = (difficulty, index)
+        with _LOCK:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        item = self.dataset(difficulty)[index]
+        with _LOCK:
+            self._entries[key] = item
+            while len(self._entries) > 256:
+                self._entries.popitem(last=False)
+        return item
+
+    def _length_cuts(self) -> tuple[int, int]:
+        if self._cuts is None:
+            lens = sorted(len(self.entry(1, i)["question"]) for i in range(LENGTH_SAMPLE))
+            self._cuts = (lens[LENGTH_SAMPLE // 3], lens[2 * LENGTH_SAMPLE // 3])
+        return self._cuts
+
+    def _pick(self, rng: random.Random, difficulty: int) -> tuple[int, dict]:
+        if self._levels[0] is not None:
+            idx = rng.randrange(self.size)
+            return idx, self.entry(difficulty, idx)
+        lo, hi = self._length_cuts()
+        for _ in range(400):  # rejection sampling by question length; ~3 tries on average
+            idx = rng.randrange(self.size)
+            item = self.entry(difficulty, idx)
+            n = len(item["question"])
+            if (1 if n <= lo else 2 if n <= hi else 3) == difficulty:
+                return idx, item
+        return idx, item
+
+    # -- the Domain protocol -----------------------------------------------------------------
+    def generate(self, rng: random.Random, difficulty: int) -> Task:
+        idx, item = self._pick(rng, difficulty)
+        return make_task(self.id, difficulty, str(item["question"]) + INSTRUCTION,
+                         answer=str(item["answer"]), hidden={"index": idx},
+                         metadata={"source": "reasoning-gym", "dataset": self.rg_name})
+
+    def solve(self, task: Task) -> str:
+        return str(task.hidden["answer"])
+
+    def score(self, task: Task, answer: str) -> Score:
+        from ._rg_scoring import hardened_score
+
+        try:
+            item = self.entry(task.difficulty, int(task.hidden["index"]))
+        except Exception as exc:  # the generator itself failed: a verifier error, not a 0
+            return Score(0.0, error=ErrorInfo.from_exception(exc), verifier_version=self.id)
+        users = [m for m in task.prompt if m.get("role") == "user"]
+        if not users or users[-1].get("content") != str(item["question"]) + INSTRUCTION:
+            return Score(0.0, error=ErrorInfo("verifier", "reasoning-gym regenerated a different "
+                                              "task (non-deterministic generator?)"),
+                         verifier_version=self.id)
+        scorer = self.dataset(task.difficulty).score_answer
+        return hardened_score(scorer, item, answer, str(task.hidden["answer"]), self.id)
+
+    def probes(self, task: Task) -> dict[str, str]:
+        from ._rg_scoring import padding_probes
+
+        other = self.entry(task.difficulty, (int(task.hidden["index"]) + 1) % self.size)
+        return padding_probes(str(task.hidden["answer"]), str(other["answer"]))
+
+
+_REGISTERED: dict[str, RGDomain] = {}
+
+
+def register_all() -> dict[str, RGDomain]:
+    """Register every generator of the table once; returns ``{rg name: domain}``."""
+    from posttrain.domains.base import register_domain
+
+    with _LOCK:
+        for name in DATASETS:
+            if name not in _REGISTERED:
+                _REGISTERED[name] = register_domain(RGDomain(name))
+    return dict(_REGISTERED)
