@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 
 from posttrain.core.errors import SandboxError
 
@@ -54,6 +55,8 @@ class ProcessSandbox(AsyncTwins):
         self._lock = threading.RLock()
         self._closed = False
         self.root = tempfile.mkdtemp(prefix="posttrain-sbx-proc-")
+        # a forgotten sandbox still removes its directory when collected or at exit
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True)
         self.work = os.path.join(self.root, "work")
         self.tmp = os.path.join(self.root, "tmp")
         base = materialize(self.template, os.getuid(), os.getgid())
@@ -76,7 +79,7 @@ class ProcessSandbox(AsyncTwins):
         with self._lock:
             if not self._closed:
                 self._closed = True
-                shutil.rmtree(self.root, ignore_errors=True)
+                self._cleanup()
 
     def ping(self, timeout: float = 2.0) -> bool:
         return not self._closed and os.path.isdir(self.work)
