@@ -8,12 +8,6 @@ from posttrain.sandbox import attacks, hostcheck, isolated_available
 from posttrain.sandbox.isolated import IsolatedSandbox
 
 
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if "tests/security" in str(item.fspath):
-            item.add_marker(pytest.mark.security)
-
-
 @pytest.fixture
 def attack_ctx():
     ok, why = isolated_available()

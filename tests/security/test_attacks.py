@@ -8,6 +8,8 @@ import pytest
 
 from posttrain.sandbox.attacks import ATTACKS
 
+pytestmark = pytest.mark.security
+
 
 def test_catalogue_has_at_least_twenty_cases():
     assert len(ATTACKS) >= 20
