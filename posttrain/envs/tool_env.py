@@ -5,7 +5,8 @@ Each ``step(action)`` parses the action with the strict tool-call format, runs t
 ``name``, ``spec`` and ``__call__(sandbox, **arguments) -> ToolResult``, as in
 :mod:`posttrain.tools`), and returns the *new* messages — one ``tool`` message per call or
 format error — as the next observation; the agent loop keeps the history. A turn without any
-``<tool_call>`` ends the episode and is the final answer.
+``<tool_call>`` ends the episode and is the final answer (with ``require_answer=True`` only an
+``<answer>`` block ends it; other text is a format error returned to the policy).
 
 Guarantees:
 - the sandbox is opened lazily (an episode that never calls a tool and whose verifier needs
@@ -67,10 +68,13 @@ class ToolEnv:
                  verifier: Callable[["ToolEnv", Trajectory], Score], max_turns: int = 8,
                  process_reward_fn: Callable[["ToolEnv"], float] | None = None, *,
                  setup: Callable[[Any], None] | None = None, max_output_chars: int = 4000,
-                 max_calls: int = 8, verifier_version: str = "", state: Any = None):
+                 max_calls: int = 8, verifier_version: str = "", state: Any = None,
+                 require_answer: bool = False):
         self.task = task
-        self.tools = {spec_name(t.spec): t for t in tools}
+        tools = list(getattr(tools, "tools", {}).values()) if hasattr(tools, "call") else list(tools)
+        self.tools = {spec_name(t.spec): t for t in tools}  # a ToolSet or a list of tools
         self.specs = tuple(t.spec for t in tools)
+        self.require_answer = require_answer
         self._factory = sandbox_factory
         self._verifier = verifier
         self.max_turns = int(max_turns)
@@ -129,7 +133,15 @@ class ToolEnv:
             "tool_errors": 0, "final": parsed.is_final,
         }
         messages: list[dict[str, Any]] = []
-        if parsed.is_final:
+        if parsed.is_final and self.require_answer and parsed.answer is None:
+            messages.append({"role": "tool", "name": "format_error", "content":
+                             "error: no tool call and no <answer>...</answer>; the episode goes on"})
+            info["malformed_calls"] += 1
+            info["final"] = False
+            if self.turn >= self.max_turns:
+                self.done = True
+                info["max_turns"] = True
+        elif parsed.is_final:
             self.answer = parsed.final_answer()
             self.done = True
         else:
