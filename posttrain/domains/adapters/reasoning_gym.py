@@ -33,10 +33,11 @@ reference answer is missing or cannot be hardened (listed in :data:`._rg_manifes
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Callable
 
 from posttrain.core.errors import ErrorInfo, MissingExtraError
 from posttrain.core.types import Score, Task
@@ -81,6 +82,31 @@ def build_dataset(name: str, level: Any, size: int) -> Any:
     return ds_cls(config=cur.generate_configuration({"seed": SEED, "size": size}, context=ctx))
 
 
+def _json_map(value: Any) -> str:
+    if isinstance(value, str):
+        import ast
+
+        value = ast.literal_eval(value)
+    return json.dumps({str(k): v for k, v in dict(value).items()})
+
+
+# Generators whose items carry no single ``answer`` but a valid example in their metadata.
+REFERENCES: dict[str, Callable[[dict], str]] = {
+    "graph_color": lambda item: _json_map(item["metadata"]["possible_answer"]),
+    "propositional_logic": lambda item: str(item["metadata"]["example_answer"]),
+    "rubiks_cube": lambda item: str(item["metadata"]["example_correct_answer"]).strip(),
+}
+
+
+def reference(name: str, item: dict) -> str:
+    """The reference answer of a reasoning-gym item, as text."""
+    if name in REFERENCES:
+        return REFERENCES[name](item)
+    if item.get("answer") is None:
+        raise ValueError(f"reasoning-gym {name!r} gives no reference answer")
+    return str(item["answer"])
+
+
 class RGDomain:
     """One reasoning-gym generator as a domain (see the module docstring)."""
 
@@ -88,13 +114,15 @@ class RGDomain:
     native = False
     source = "reasoning-gym"
 
-    def __init__(self, name: str):
-        family, levels = DATASETS[name]
-        self.rg_name, self.family, self.id = name, family, rg_id(name)
+    def __init__(self, name: str, family: str | None = None, levels: Any = None,
+                 size: int | None = None):
+        if family is None:  # the table's choice; the survey passes candidates explicitly
+            family, levels = DATASETS[name]
+        self.rg_name, self.family, self.id = name, family, f"{family}.rg_{name}-v1"
         self.alias = f"rg.{name}"
         self._levels = tuple(levels) if levels else (None, None, None)
         self.difficulties = tuple(range(1, len(self._levels) + 1))
-        self.size = SIZES.get(name, DEFAULT_SIZE)
+        self.size = size or SIZES.get(name, DEFAULT_SIZE)
         self.description = f"reasoning-gym generator {name!r} (hardened scorer, no partial credit)."
         self._ds: dict[int, Any] = {}
         self._cuts: tuple[int, int] | None = None
@@ -147,7 +175,7 @@ class RGDomain:
     def generate(self, rng: random.Random, difficulty: int) -> Task:
         idx, item = self._pick(rng, difficulty)
         return make_task(self.id, difficulty, str(item["question"]) + INSTRUCTION,
-                         answer=str(item["answer"]), hidden={"index": idx},
+                         answer=reference(self.rg_name, item), hidden={"index": idx},
                          metadata={"source": "reasoning-gym", "dataset": self.rg_name})
 
     def solve(self, task: Task) -> str:
@@ -172,7 +200,7 @@ class RGDomain:
         from ._rg_scoring import padding_probes
 
         other = self.entry(task.difficulty, (int(task.hidden["index"]) + 1) % self.size)
-        return padding_probes(str(task.hidden["answer"]), str(other["answer"]))
+        return padding_probes(str(task.hidden["answer"]), reference(self.rg_name, other))
 
 
 _REGISTERED: dict[str, RGDomain] = {}
