@@ -123,9 +123,9 @@ def one_run(name: str, lag: int, warm, cfg: RunConfig, args) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--steps", type=int, default=16)
+    ap.add_argument("--steps", type=int, default=24)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--base-s", type=float, default=0.05, help="tool latency of a normal episode")
+    ap.add_argument("--base-s", type=float, default=0.1, help="tool latency of a normal episode")
     ap.add_argument("--env-workers", type=int, default=16)
     ap.add_argument("--heldout", type=int, default=100)
     ap.add_argument("--sft-steps", type=int, default=150)
@@ -133,10 +133,12 @@ def main() -> None:
     torch.set_num_threads(1)
     cfg = RunConfig(seed=0, domains=DOMAINS, sft=SFTConfig(steps=args.sft_steps, batch_size=32),
                     rl=RLConfig(steps=args.steps, prompts_per_step=8, group_size=8, max_new_tokens=6,
-                                lr=1e-3, filter_zero_variance=False))
+                                lr=5e-4, filter_zero_variance=False))
     t0 = time.perf_counter()
     warm = warm_model(cfg)
     print(f"warm-up (SFT {args.sft_steps} steps): {time.perf_counter() - t0:.1f}s", file=sys.stderr)
+    before = heldout_accuracy(HFBackend(copy.deepcopy(warm[0]).eval(), warm[1]), cfg.domains, args.heldout,
+                              10_000_000, cfg.rl.max_new_tokens)["overall"]
     lags = {"sync": 0, "lag1": 1, "lag2": 2, "lag4": 4}
     runs: dict[str, list[dict]] = {k: [] for k in lags}
     for _ in range(args.rounds):  # interleaved: drift on a shared machine hits every configuration
@@ -155,6 +157,7 @@ def main() -> None:
     out.update({f"trainer_idle_{k}": round(v, 3) for k, v in idle.items()})
     out.update({f"heldout_{k}": round(v, 4) for k, v in acc.items()})
     out.update({f"heldout_se_{k}": round(v, 4) for k, v in se.items()})
+    out["heldout_before_rl"] = round(before, 4)
     out["heldout_lag4_within_noise"] = abs(acc["lag4"] - acc["sync"]) <= 2 * math.hypot(se["lag4"], se["sync"])
     out.update({"steps": args.steps, "rounds": args.rounds, "base_latency_s": args.base_s,
                 "tail": "10% of episodes at 10x", "samples_per_step": 64})

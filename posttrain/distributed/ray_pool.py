@@ -142,6 +142,9 @@ class RayProducerPool:
             res = JobResult(job.index, worker=s.name, attempts=job.attempt,
                             error=f"ray worker {s.name} died after {job.attempt} attempts: "
                                   f"{type(exc).__name__}"[:500])
+        except ray.exceptions.RayError as exc:  # anything else Ray reports fails the job, recorded
+            res = JobResult(s.job.index, worker=s.name, attempts=s.job.attempt,
+                            error=f"{type(exc).__name__}: {exc}"[:500])
         s.job, s.ref = None, None
         self._results.put(res)
 
