@@ -43,10 +43,12 @@ Metrics = Callable[[Ctx, "str | None"], Mapping[str, Field]]
 
 
 def filing_task(domain_id: str, rng: random.Random, difficulty: int, parts: tuple[str, ...], metrics: Metrics,
-                names: Sequence[str], *, prior: bool = False, mistakes: Sequence[str] = (),
+                names: Sequence[str] | Callable[[Ctx], Sequence[str]], *, prior: bool = False, mistakes: Sequence[str] = (),
                 extra: Callable[[Ctx], str] | None = None,
                 gates: Mapping[str, str] | None = None) -> Task:
-    """The task (see the module docstring); ``prior`` requires the year before ``y`` on the page."""
+    """The task (see the module docstring); ``prior`` requires the year before ``y`` on the page;
+    ``names`` may depend on the drawn company (a function of the context)."""
+    pick_names = names if callable(names) else (lambda _c: list(names))
     for _ in range(80):
         co, doc, _ = company_and_doc(rng, difficulty, parts)
         mult = unit_multiplier(co)
@@ -55,7 +57,8 @@ def filing_task(domain_id: str, rng: random.Random, difficulty: int, parts: tupl
         ctx = Ctx(co, rng.choice(years), mult / scale, scale, rng.random())
         try:
             got = metrics(ctx, None)
-            fields = [got[n] for n in names]
+            asked = list(pick_names(ctx))
+            fields = [got[n] for n in asked]
         except ZeroDivisionError:
             continue
         if clear_of_zero(fields):
@@ -65,13 +68,13 @@ def filing_task(domain_id: str, rng: random.Random, difficulty: int, parts: tupl
     if others:
         try:
             alt = metrics(Ctx(co, others[0], ctx.k, scale, ctx.rng_extra), None)
-            traps["wrong_year"] = {n: alt[n].value for n in names}
+            traps["wrong_year"] = {n: alt[n].value for n in asked}
         except ZeroDivisionError:
             pass
     for m in mistakes:
         try:
             bad = metrics(ctx, m)
-            traps[m] = {n: bad[n].value for n in names}
+            traps[m] = {n: bad[n].value for n in asked}
         except ZeroDivisionError:
             pass
     text = extra(ctx) if extra else ""
