@@ -8,8 +8,11 @@ pid, net, mount, ipc and uts namespaces (cgroup too when the kernel allows), wit
   so no host account, hostname or shadow file is visible);
 - a fresh ``/proc``, a minimal ``/dev`` and empty mount points for the overlay binds
   (``/work``, ``/tmp``, ``/home/user``, ``/dev/shm``);
-- the layer store, a size-capped tmpfs private to the sandbox at ``/.pt`` (hidden again from
-  every command by the supervisor), and the template base read-only at ``/.ptbase``;
+- the template base read-only at ``/.ptbase`` (the layer store is created by the supervisor
+  as a detached tmpfs, never attached to a path);
+- the payload: the native front ``ptinit`` (bound read-only at ``/.ptinit``) when it could be
+  built, else the Python supervisor; both remount ``/`` and ``/dev`` read-only before any
+  command runs, so nothing outside the overlay persists between tasks;
 - a cleared environment, a new session, ``--die-with-parent``; the supervisor keeps its
   capabilities *inside* the user namespace only, to mount the overlay; commands drop them.
 
@@ -88,7 +91,8 @@ def _system_view() -> list[str]:
 
 def bwrap_argv(*, base_dir: Path, etc_dir: Path, supervisor_dir: Path, python: str,
                store_bytes: int, block_fd: int, info_fd: int, ctl_fd: int,
-               proxy_socket: str | None = None, **_unused) -> list[str]:
+               proxy_socket: str | None = None, native: str | None = None,
+               bpf_fd: int | None = None, **_unused) -> list[str]:
     """The full argv (bwrap first) that starts a supervisor for one sandbox."""
     binary = bwrap_binary()
     if binary is None:
@@ -102,9 +106,6 @@ def bwrap_argv(*, base_dir: Path, etc_dir: Path, supervisor_dir: Path, python: s
     args += ["--proc", "/proc", "--dev", "/dev",
              "--dir", "/work", "--dir", "/tmp", "--dir", "/home/user", "--dir", "/dev/shm",
              "--dir", "/.ptroot",
-             # the layer store: private to this sandbox, gone with it, size-capped.
-             # --size must precede the --tmpfs it limits (bubblewrap pitfall).
-             "--size", str(store_bytes), "--tmpfs", "/.pt",
              "--ro-bind", str(base_dir), "/.ptbase",
              "--ro-bind", str(supervisor_dir), "/.ptsup",
              "--setenv", "PATH", SANDBOX_PATH,
@@ -112,5 +113,10 @@ def bwrap_argv(*, base_dir: Path, etc_dir: Path, supervisor_dir: Path, python: s
              "--block-fd", str(block_fd), "--info-fd", str(info_fd)]
     if proxy_socket:
         args += ["--bind", proxy_socket, "/run/posttrain-proxy.sock"]
-    args += [python, "-S", "-E", "-B", "/.ptsup/supervisor.py", str(ctl_fd)]
+    if native and bpf_fd is not None:
+        args += ["--ro-bind", native, "/.ptinit",
+                 "/.ptinit", "init", str(ctl_fd), str(bpf_fd), str(store_bytes), python,
+                 "/.ptsup/supervisor.py"]
+    else:
+        args += [python, "-S", "-E", "-B", "/.ptsup/supervisor.py", str(ctl_fd)]
     return args

@@ -10,6 +10,13 @@ Guarantees: the command never holds a capability, the control socket, or any fd 
 stdio; when it exits, everything else in its pid namespace is killed and reaped *before*
 the status report is written.
 
+:func:`run_pyserver` is the pre-started snippet interpreter: pid 1 of its own pid namespace,
+confined exactly like a command (private procfs, no capabilities, ``no_new_privs``, seccomp,
+and not dumpable so nothing it runs can open its memory or fds); per snippet it forks, runs
+the code in the child, and after the child exits kills and reaps everything else in its
+namespace before reporting, like a reaper. Forking per snippet means no state leaks from one
+snippet to the next; the supervisor restarts it after every remount.
+
 Does not: enforce budgets (the host does, and asks the supervisor for signals).
 
 Stdlib-only and import-light: bound read-only into the sandbox.
@@ -29,6 +36,7 @@ MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 MS_REC, MS_PRIVATE = 16384, 1 << 18
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, PR_SET_SECUREBITS = 38, 24, 28
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+PR_SET_DUMPABLE = 4
 SECURE_ALL_BITS_LOCKED = 0x2F  # noroot, no_setuid_fixup, keep_caps locked (+ their locks)
 RLIMITS = {"CPU": resource.RLIMIT_CPU, "AS": resource.RLIMIT_AS, "NPROC": resource.RLIMIT_NPROC,
            "FSIZE": resource.RLIMIT_FSIZE, "NOFILE": resource.RLIMIT_NOFILE,
@@ -217,3 +225,86 @@ def run_reaper(zyg: socket.socket, filt, report_w: int) -> None:
         why = f"{type(exc).__name__}: {exc}".replace("\\", "/").replace('"', "'")
         os.write(report_w, ('{"error": "%s"}' % why).encode())
     os._exit(0)
+
+
+def _status_report(status: int, ru) -> str:
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else "null"
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else "null"
+    return '{"exit_code": %s, "signal": %s, "cpu_s": %.6f, "maxrss_kb": %d}' % (
+        code, sig, ru.ru_utime + ru.ru_stime, ru.ru_maxrss)
+
+
+def _snippet_child(req: dict, fds: dict) -> None:
+    try:
+        os.setsid()
+        _stdio(fds)
+        os.chdir(req.get("cwd") or "/work")
+        for name, value in (req.get("rlimits") or {}).items():
+            resource.setrlimit(RLIMITS[name], (value, value + 1 if name == "CPU" else value))
+        os.environ.clear()
+        os.environ.update(req.get("env") or {})
+        os._exit(_run_python(req["python"]) & 0xFF)
+    except BaseException as exc:  # noqa: BLE001
+        try:
+            os.write(2, f"sandbox: cannot start snippet: {exc}\n".encode())
+        finally:
+            os._exit(126)
+
+
+def _serve_snippet(sock, req: dict, got: list) -> str:
+    names = ["stdout", "stderr"] + (["stdin"] if req.get("stdin") else [])
+    child = os.fork()
+    if child == 0:
+        sock.close()
+        _snippet_child(req, dict(zip(names, got)))
+    for fd in got:
+        os.close(fd)
+    while True:
+        pid, status, ru = os.wait4(-1, 0)
+        if pid == child:
+            break
+    try:
+        os.kill(-1, signal.SIGKILL)  # pid 1: everything else in the namespace, never ourselves
+    except ProcessLookupError:
+        pass
+    while True:
+        try:
+            os.wait4(-1, 0)
+        except ChildProcessError:
+            break
+    return _status_report(status, ru)
+
+
+def run_pyserver(sock: socket.socket, filt) -> None:
+    """The snippet server (see the module docstring). Never returns."""
+    try:
+        keep = sock.fileno()
+        os.closerange(3, keep)
+        os.closerange(keep + 1, 65536)
+        signal.signal(signal.SIGTERM, _forward_term)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        check(libc.unshare(CLONE_NEWNS), "unshare(mount)")
+        mount(None, "/", None, MS_REC | MS_PRIVATE)
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        drop_privileges()
+        filt.load()
+        check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
+        import builtins  # noqa: F401 - what _run_python needs, loaded once before any fork
+        import types  # noqa: F401
+    except BaseException:  # noqa: BLE001
+        os._exit(1)
+    while True:
+        try:
+            req, got = wire.recv(sock)
+        except BaseException:  # noqa: BLE001 - the host is gone or dropped us
+            os._exit(0)
+        try:
+            report = _serve_snippet(sock, req, got)
+        except BaseException as exc:  # noqa: BLE001
+            why = f"{type(exc).__name__}: {exc}".replace("\\", "/").replace('"', "'")
+            report = '{"error": "%s"}' % why
+        try:
+            sock.send(report.encode())
+        except OSError:
+            os._exit(0)

@@ -1,9 +1,13 @@
 """The isolated backend: a bubblewrap'd supervisor per sandbox, cgroup quotas, seccomp.
 
-What it is: :class:`IsolatedSandbox` starts one supervisor (see ``supervisor.py``) inside
-new user/pid/net/mount/ipc/uts namespaces, places it in its own cgroups before it runs any
-code, and then runs each command by asking the supervisor to fork it, so a warm command pays
-no namespace set-up. Output, stdin and every budget are handled on the host (``pump.py``).
+What it is: :class:`IsolatedSandbox` starts one supervisor inside new user/pid/net/mount/ipc/
+uts namespaces, places it in its own cgroups before it runs any code, and then runs each
+command in a process the supervisor pre-forked, so a warm command pays no namespace set-up.
+The supervisor is the native front ``ptinit`` (``native.py``) while only commands are run,
+and becomes the Python supervisor (``supervisor.py``, same process) the first time files,
+snapshots, snippets or the network forwarder are needed; without a C compiler the Python
+supervisor serves from the start. Output, stdin and every budget are handled on the host
+(``pump.py``); Python snippets go to a pre-started, confined interpreter.
 
 Guarantees (see the package docstring for the threat model):
 - the command runs as root *of a user namespace* mapped to an unprivileged host uid, with
@@ -33,8 +37,9 @@ from pathlib import Path
 
 from posttrain.core.errors import SandboxError
 
-from . import cgroups, safefs, seccomp, snapshots, wire
+from . import cgroups, native, safefs, seccomp, snapshots, wire
 from .asyncio_twins import AsyncTwins
+from .control import Control
 from .execspec import build_env, finish_result, normalize_cmd
 from .policy import Limits, NetworkPolicy, Timeouts
 from .pump import Budgets, pump
@@ -71,7 +76,8 @@ class IsolatedSandbox(AsyncTwins):
         self.cgroup = None
         self.ctl = None
         self.init_pid: int | None = None
-        self._zygote = None  # (reaper pid in the sandbox, request socket, report fd)
+        self._zygote = None  # (reaper pid, request socket, report fd, kind)
+        self._pyserver = None  # (server pid, socket): the pre-started snippet interpreter
         self.created_at = time.monotonic()
         support = cgroups.detect()
         self.degraded = dict(support.missing)
@@ -84,19 +90,46 @@ class IsolatedSandbox(AsyncTwins):
     # --- life cycle -------------------------------------------------------------------------
 
     def _start(self, support: cgroups.CgroupSupport) -> None:
-        self._launch = launch(self.template, self.limits, support, self._proxy_socket,
-                              self.timeouts.create_s)
-        self.proc, self.ctl = self._launch.proc, self._launch.ctl
-        self.cgroup, self.init_pid = self._launch.cgroup, self._launch.init_pid
         filt = seccomp.compiled(self.network.allow_inet)
-        reply = self._call({"op": "init", "bpf": filt.program,
-                            "store_bytes": self.limits.store_bytes,
-                            **self._layers.mount_request()}, self.timeouts.create_s)
         self.seccomp_rules = filt.rules
+        self._launch = launch(self.template, self.limits, support, self._proxy_socket,
+                              self.timeouts.create_s, native=native.binary(), bpf=filt.program)
+        self.proc, self.cgroup = self._launch.proc, self._launch.cgroup
+        self.init_pid = self._launch.init_pid
+        self.ctl = Control(self._launch.ctl, self._launch.native)
+        if self._launch.native:  # ptinit mounted the work tree itself (lower base, upper 1)
+            if self._layers.mount_request() != {"lowers": ["base"], "upper": "1"}:
+                raise SandboxError("layer stack does not start where ptinit does")
+            reply, fds = self._recv_one(self.timeouts.create_s)
+            for fd in fds:
+                os.close(fd)
+            if reply.get("op") != "ready":
+                raise SandboxError(f"sandbox did not start: {reply.get('message', reply)}")
+        else:
+            reply = self._call({"op": "init", "bpf": filt.program,
+                                "store_bytes": self.limits.store_bytes,
+                                **self._layers.mount_request()}, self.timeouts.create_s)
+        self._store_fd = int(reply["store_fd"])
         if self.network.mode == "allowlist":
             self._call({"op": "forwarder"})
-        self._store_fd = int(reply["store_fd"])
         self.supervisor_pid = _only_child(self.init_pid)
+
+    @property
+    def front(self) -> str:
+        """Which supervisor serves the sandbox now: ``native`` (ptinit) or ``python``."""
+        return "native" if self.ctl is not None and self.ctl.native else "python"
+
+    def _ensure_python(self) -> None:
+        """Upgrade the native front to the Python supervisor (once; same process)."""
+        if self.ctl is not None and self.ctl.native and not self._closed:
+            try:
+                self.ctl.send({"op": "upgrade"})
+            except OSError as exc:
+                self.close()
+                raise SandboxError(f"sandbox supervisor is gone: {exc}") from exc
+            reply = self._recv(self.timeouts.create_s)
+            if reply.get("op") != "ok":
+                raise SandboxError(f"sandbox supervisor did not start: {reply}")
 
     def close(self) -> None:
         """Kill everything inside and remove every trace on the host. Idempotent."""
@@ -105,6 +138,7 @@ class IsolatedSandbox(AsyncTwins):
                 return
             self._closed = True
             self._drop_zygote()
+            self._drop_pyserver()
             if self.ctl is not None:
                 self.ctl.close()
             if self.cgroup is not None:
@@ -140,11 +174,15 @@ class IsolatedSandbox(AsyncTwins):
 
     # --- supervisor RPC ---------------------------------------------------------------------
 
+    _PYTHON_OPS = ("write", "remove", "mkdir", "mount", "forwarder", "pyserver")
+
     def _call(self, msg: dict, timeout: float = 10.0) -> dict:
         if self._closed:
             raise SandboxError("sandbox is closed")
+        if msg.get("op") in self._PYTHON_OPS:
+            self._ensure_python()
         try:
-            wire.send(self.ctl, msg)
+            self.ctl.send(msg)
             reply = self._recv(timeout)
         except (OSError, EOFError) as exc:
             self.close()
@@ -153,21 +191,28 @@ class IsolatedSandbox(AsyncTwins):
             raise SandboxError(f"sandbox refused {msg.get('op')}: {reply.get('message')}")
         return reply
 
+    def _recv_one(self, timeout: float) -> tuple[dict, list]:
+        if not select.select([self.ctl], [], [], timeout)[0]:
+            self.close()
+            raise SandboxError(f"sandbox supervisor did not answer within {timeout:.1f}s")
+        return self.ctl.recv()
+
     def _recv(self, timeout: float) -> dict:
         """Next reply; a pre-forked command ("zygote") arriving meanwhile is kept."""
         deadline = time.monotonic() + timeout
         while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.ctl], [], [], left)[0]:
-                self.close()
-                raise SandboxError(f"sandbox supervisor did not answer within {timeout:.1f}s")
-            msg, fds = wire.recv(self.ctl)
+            msg, fds = self._recv_one(max(0.0, deadline - time.monotonic()))
             if msg.get("op") == "zygote" and len(fds) == 2:
                 self._drop_zygote()
-                self._zygote = (int(msg["pid"]), socket.socket(fileno=fds[0]), fds[1])
+                self._zygote = (int(msg["pid"]), socket.socket(fileno=fds[0]), fds[1],
+                                msg.get("kind", "python"))
                 if self._want_zygote:
                     return msg
                 continue
+            if msg.get("op") == "pyserver" and len(fds) == 1:
+                self._drop_pyserver()
+                self._pyserver = (int(msg["pid"]), socket.socket(fileno=fds[0]))
+                return msg
             for fd in fds:
                 os.close(fd)
             return msg
@@ -176,10 +221,15 @@ class IsolatedSandbox(AsyncTwins):
 
     def _drop_zygote(self) -> None:
         if self._zygote is not None:
-            _pid, sock, report = self._zygote
+            _pid, sock, report, _kind = self._zygote
             sock.close()  # the waiting command sees EOF and exits
             os.close(report)
             self._zygote = None
+
+    def _drop_pyserver(self) -> None:
+        if self._pyserver is not None:
+            self._pyserver[1].close()  # the server sees EOF and exits (if still alive)
+            self._pyserver = None
 
     def _take_zygote(self):
         if self._zygote is None:
@@ -233,7 +283,13 @@ class IsolatedSandbox(AsyncTwins):
         req = {**what, "env": build_env(env), "cwd": _sandbox_cwd(cwd),
                "rlimits": _rlimits(lim, budgets), "stdin": stdin is not None}
         try:
-            pid, sock, report_fd = self._take_zygote()
+            if "python" in what:
+                target, sock, done_fd = self._pyserver_target()
+            else:
+                target, sock, done_fd, kind = self._take_zygote()
+                if kind == "native":
+                    req = native.encode_request(req["argv"], req["env"], req["cwd"],
+                                                req["rlimits"], req["stdin"])
         except (SandboxError, OSError) as exc:
             self.close()
             return ExecResult("sandbox_error", reason=f"no command process: {exc}")
@@ -246,45 +302,64 @@ class IsolatedSandbox(AsyncTwins):
             fds.append(in_r)
         oom0 = self.cgroup.oom_kills() if self.cgroup else 0
         try:
-            wire.send(sock, req, fds)
+            if isinstance(req, bytes):
+                native.send_request(sock, req, fds)
+            else:
+                wire.send(sock, req, fds)
         except OSError as exc:
-            for fd in [out_r, err_r, report_fd] + ([in_w] if in_w else []):
+            for fd in [out_r, err_r] + ([in_w] if in_w else []):
                 os.close(fd)
+            self._after_command(sock, done_fd, "python" in what)
             return ExecResult("sandbox_error", reason=f"command process is gone: {exc}")
         finally:
-            sock.close()
             for fd in fds:
                 os.close(fd)
         chunks: list[bytes] = []
 
         def on_done() -> bool:  # one atomic JSON write, or EOF when the reaper was killed
-            data = os.read(report_fd, 65536)
+            data = os.read(done_fd, 65536)
             chunks.append(data)
             return not data or data.rstrip().endswith(b"}")
 
         data = stdin.encode() if isinstance(stdin, str) else stdin
         try:
             outcome = pump(out_fd=out_r, err_fd=err_r, caps=(lim.stdout_bytes, lim.stderr_bytes),
-                           stdin=data, stdin_fd=in_w, done_fd=report_fd,
+                           stdin=data, stdin_fd=in_w, done_fd=done_fd,
                            on_done=on_done, budgets=budgets,
                            cpu_probe=self.cgroup.cpu_s if self.cgroup else (lambda: None),
-                           signal_tree=lambda hard: self._signal_tree(pid, hard))
+                           signal_tree=lambda hard: self._signal_tree(target, hard))
         finally:
-            for fd in (out_r, err_r, report_fd):
-                os.close(fd)
-        try:  # fork the next command process now, off the next command's critical path
-            wire.send(self.ctl, {"op": "prepare"})
-        except OSError:
-            pass
+            os.close(out_r)
+            os.close(err_r)
+            self._after_command(sock, done_fd, "python" in what)
         raw = b"".join(chunks)
         report = json.loads(raw) if raw else {"killed": True}
         oom = (self.cgroup.oom_kills() if self.cgroup else 0) > oom0
         return finish_result(report, outcome, oom, budgets)
 
-    def _signal_tree(self, reaper_pid: int, hard: bool) -> None:
+    def _pyserver_target(self):
+        """(pid, socket, fd) of the snippet interpreter, starting it when there is none."""
+        if self._pyserver is None:
+            self._call({"op": "pyserver"}, self.timeouts.create_s)
+        pid, sock = self._pyserver
+        return pid, sock, sock.fileno()
+
+    def _after_command(self, sock, done_fd: int, snippet: bool) -> None:
+        if snippet:  # the server lives on; a killed one (EOF) is restarted on demand
+            if self._pyserver is not None and _peer_closed(sock):
+                self._drop_pyserver()
+            return
+        sock.close()
+        os.close(done_fd)
+        try:  # fork the next command process now, off the next command's critical path
+            self.ctl.send({"op": "prepare"})
+        except OSError:
+            pass
+
+    def _signal_tree(self, pid: int, hard: bool) -> None:
         sig = int(signal.SIGKILL if hard else signal.SIGTERM)
         try:
-            wire.send(self.ctl, {"op": "signal", "pid": reaper_pid, "sig": sig})
+            self.ctl.send({"op": "signal", "pid": pid, "sig": sig})
         except OSError:
             if self.cgroup is not None and hard:
                 self.cgroup.kill_all()
@@ -338,12 +413,24 @@ class IsolatedSandbox(AsyncTwins):
     def snapshot(self) -> SnapshotId:
         with self._lock:
             sid, req = self._layers.snapshot()
-            self._call(req)
+            self._remount(req)
             return sid
 
     def restore(self, snapshot_id: SnapshotId) -> None:
         with self._lock:
-            self._call(self._layers.restore(snapshot_id))
+            self._remount(self._layers.restore(snapshot_id))
+
+    def _remount(self, req: dict) -> None:
+        """A new overlay: pre-forked processes hold private copies of the old mounts, so
+        every zygote and the snippet server prepared before it are dropped (the supervisor
+        kills the server) and a fresh zygote is asked for."""
+        self._call(req)
+        self._drop_zygote()
+        self._drop_pyserver()
+        try:
+            self.ctl.send({"op": "prepare"})
+        except OSError:
+            pass
 
     def diff(self, since: SnapshotId, content_cap: int = 64 * 1024) -> list[FileChange]:
         with self._lock:
@@ -391,6 +478,16 @@ def _only_child(pid: int) -> int:
     if len(kids) != 1:
         raise SandboxError(f"expected one supervisor under the sandbox init, found {kids}")
     return int(kids[0])
+
+
+def _peer_closed(sock) -> bool:
+    """True when the other end of ``sock`` is gone (a killed snippet server)."""
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 def _kill_quiet(pid: int) -> None:

@@ -3,7 +3,8 @@
 What it is: :func:`launch` materialises the template, starts bubblewrap (as the unprivileged
 sandbox uid when we are root) with ``--block-fd``/``--info-fd``, creates the sandbox's
 cgroups while bubblewrap builds the namespaces, moves the sandbox's init into them and only
-then lets it run the supervisor.
+then lets it run its payload: the native front ``ptinit`` (given the seccomp program in a
+sealed memfd) when ``native`` names a binary, else the Python supervisor.
 
 Guarantees: no code of the sandbox runs before its process is in its cgroups, so every fork
 inside is accounted and limited; on any failure the caller's ``close()`` reclaims what was
@@ -41,6 +42,7 @@ class Launched:
     ctl: socket.socket
     init_pid: int
     cgroup: cgroups.Cgroup | None
+    native: bool = False
 
 
 def host_ids() -> tuple[int, int]:
@@ -49,8 +51,20 @@ def host_ids() -> tuple[int, int]:
     return os.getuid(), os.getgid()  # unprivileged: bubblewrap maps our own uid
 
 
+def bpf_memfd(program: bytes) -> int:
+    """The seccomp program in a sealed memfd (ptinit reads it with pread; nobody can change it)."""
+    fd = os.memfd_create("ptseccomp", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.write(fd, program)
+    import fcntl
+
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW
+                | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+    return fd
+
+
 def launch(template: Template, limits: Limits, support: cgroups.CgroupSupport,
-           proxy_socket: str | None, create_s: float) -> Launched:
+           proxy_socket: str | None, create_s: float, native: str | None = None,
+           bpf: bytes | None = None) -> Launched:
     uid, gid = host_ids()
     base = materialize(template, uid, gid)
     etc = bwrap.synth_etc(cache_root())
@@ -58,17 +72,22 @@ def launch(template: Template, limits: Limits, support: cgroups.CgroupSupport,
     block_r, block_w = os.pipe()
     info_r, info_w = os.pipe()
     cgroup = proc = None
+    bpf_fd = bpf_memfd(bpf) if native and bpf else None
     try:
         try:
             argv = bwrap.bwrap_argv(
                 base_dir=base, etc_dir=etc, supervisor_dir=_PKG_DIR, python=bwrap.system_python(),
                 store_bytes=limits.store_bytes, block_fd=block_r, info_fd=info_w,
-                ctl_fd=child_sock.fileno(), proxy_socket=proxy_socket)
-            proc = spawn(argv, pass_fds=(block_r, info_w, child_sock.fileno()), uid=uid, gid=gid)
+                ctl_fd=child_sock.fileno(), proxy_socket=proxy_socket, native=native,
+                bpf_fd=bpf_fd)
+            fds = (block_r, info_w, child_sock.fileno()) + ((bpf_fd,) if bpf_fd is not None else ())
+            proc = spawn(argv, pass_fds=fds, uid=uid, gid=gid)
         finally:
             os.close(block_r)
             os.close(info_w)
             child_sock.close()
+            if bpf_fd is not None:
+                os.close(bpf_fd)
         if support.parents or support.unified:  # set up while bubblewrap builds the namespaces
             cgroup = cgroups.Cgroup(support, memory_bytes=limits.memory_bytes + SUPERVISOR_OVERHEAD,
                                     pids=limits.pids + SUPERVISOR_PIDS, cpus=limits.cpus)
@@ -80,7 +99,7 @@ def launch(template: Template, limits: Limits, support: cgroups.CgroupSupport,
         if cgroup is not None:
             cgroup.add(init_pid)  # before it forks anything: all code is accounted
         os.write(block_w, b"1")
-        return Launched(proc, host_sock, init_pid, cgroup)
+        return Launched(proc, host_sock, init_pid, cgroup, bpf_fd is not None)
     except BaseException:
         host_sock.close()
         if proc is not None:

@@ -17,6 +17,12 @@ reaps everything else in the namespace, then reports: orphans, double forks and 
 daemons cannot outlive their command, and nothing the command can see can signal or ptrace
 the supervisor.
 
+With the native front (``ptinit.c``), this process is started by ``exec`` from ptinit when the
+host first needs more than commands (``--adopt``: the layer store, overlay and seccomp program
+ptinit set up are taken over, same pid), and each command's reaper and process are ptinit
+"zygotes" spawned into a fresh pid namespace. Python snippets run in a pre-started, already
+confined interpreter ("pyserver", see ``command.run_pyserver``), restarted after remounts.
+
 Guarantees: a closed control socket (the host died) makes the supervisor exit, which tears
 the whole sandbox down.
 
@@ -37,10 +43,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safefs  # noqa: E402  (bound next to this file inside the sandbox)
 import wire  # noqa: E402
 from command import Filter, check as _check, drop_privileges, libc, mount as _mount, run_reaper  # noqa: E402
+from command import run_pyserver  # noqa: E402
 
 CLONE_NEWPID = 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
 STORE = {"path": None}  # the layer store: a detached tmpfs reachable only through our fd
 OVERLAY_MNT = "/.ptroot"
@@ -121,12 +128,35 @@ def mount_overlay(lowers: list, upper: str, drop: list) -> None:
         _mount(path, dest, None, MS_BIND | MS_REC)
 
 
+def remount_readonly(target: str) -> None:
+    """Bind-remount read-only, keeping the flags the mount already has."""
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+    st = os.statvfs(target)
+    for st_flag, ms_flag in ((2, MS_NOSUID), (4, MS_NODEV), (8, MS_NOEXEC), (1024, 1024),
+                             (2048, 2048), (4096, 4096)):
+        if st.f_flag & st_flag:
+            flags |= ms_flag
+    _mount(None, target, None, flags)
+
+
 class Supervisor:
     def __init__(self, ctl: socket.socket):
         self.ctl = ctl
         self.filter = None
         self.children: set = set()  # reapers handed to the host, not yet reaped
         self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY)
+        self.native = None  # ptinit path when the native front started us
+        self.bpf_fd = -1
+        self.pyserver = None
+
+    def adopt(self, store_fd: int, bpf_fd: int, native: str, kids: str) -> None:
+        """Take over what ptinit set up (store, overlay, read-only root) and its children."""
+        os.set_inheritable(store_fd, False)
+        STORE["path"] = f"/proc/self/fd/{store_fd}"
+        self.filter = Filter(os.pread(bpf_fd, os.fstat(bpf_fd).st_size, 0))
+        self.native, self.bpf_fd = native, bpf_fd
+        self.children.update(int(k) for k in kids.split(",") if k.isdigit())
+        wire.send(self.ctl, {"op": "ok", "store_fd": store_fd})
 
     def handle(self, msg: dict, fds: list) -> None:
         op = msg.get("op")
@@ -134,6 +164,8 @@ class Supervisor:
             self.filter = Filter(msg["bpf"])
             store_fd = make_store(int(msg["store_bytes"]))
             mount_overlay(msg["lowers"], msg["upper"], [])
+            remount_readonly("/dev")  # nothing outside the overlay may persist between tasks
+            remount_readonly("/")
             wire.send(self.ctl, {"op": "ok", "store_fd": store_fd})
             self.prepare()
         elif op == "prepare":
@@ -142,8 +174,11 @@ class Supervisor:
             self.start_forwarder()
             wire.send(self.ctl, {"op": "ok"})
         elif op == "mount":
+            self.stop_pyserver()  # it holds a private copy of the old mounts
             mount_overlay(msg["lowers"], msg["upper"], msg.get("drop") or [])
             wire.send(self.ctl, {"op": "ok"})
+        elif op == "pyserver":
+            self.start_pyserver()
         elif op in ("write", "remove", "mkdir"):
             self.file_op(op, msg)
             wire.send(self.ctl, {"op": "ok"})
@@ -180,21 +215,60 @@ class Supervisor:
         report_r, report_w = os.pipe()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         _check(libc.unshare(CLONE_NEWPID), "unshare(pid)")
-        pid = os.fork()
-        if pid == 0:
-            os.close(report_r)
-            mine.close()
-            self.ctl.close()
-            run_reaper(theirs, self.filter, report_w)
-        _check(libc.setns(self.own_pidns, CLONE_NEWPID), "setns(pid)")
+        try:
+            if self.native:
+                for fd in (report_w, theirs.fileno()):
+                    os.set_inheritable(fd, True)
+                # vfork+exec: no copy of this interpreter; the zygote keeps only its two fds
+                pid = os.posix_spawn(self.native, [self.native, "zygote", str(theirs.fileno()),
+                                                   str(report_w), str(self.bpf_fd)], {})
+            else:
+                pid = os.fork()
+                if pid == 0:
+                    os.close(report_r)
+                    mine.close()
+                    self.ctl.close()
+                    run_reaper(theirs, self.filter, report_w)
+        finally:
+            _check(libc.setns(self.own_pidns, CLONE_NEWPID), "setns(pid)")
         os.close(report_w)
         theirs.close()
         self.children.add(pid)
+        kind = "native" if self.native else "python"
         try:
-            wire.send(self.ctl, {"op": "zygote", "pid": pid}, [mine.fileno(), report_r])
+            wire.send(self.ctl, {"op": "zygote", "pid": pid, "kind": kind}, [mine.fileno(), report_r])
         finally:
             mine.close()
             os.close(report_r)
+
+    def start_pyserver(self) -> None:
+        """A confined, pre-started interpreter for snippets: pid 1 of its own pid namespace."""
+        self.stop_pyserver()
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        _check(libc.unshare(CLONE_NEWPID), "unshare(pid)")
+        try:
+            pid = os.fork()
+            if pid == 0:
+                mine.close()
+                self.ctl.close()
+                run_pyserver(theirs, self.filter)
+        finally:
+            _check(libc.setns(self.own_pidns, CLONE_NEWPID), "setns(pid)")
+        theirs.close()
+        self.children.add(pid)
+        self.pyserver = pid
+        try:
+            wire.send(self.ctl, {"op": "pyserver", "pid": pid}, [mine.fileno()])
+        finally:
+            mine.close()
+
+    def stop_pyserver(self) -> None:
+        if self.pyserver is not None and self.pyserver in self.children:
+            try:
+                os.kill(self.pyserver, 9)  # pid 1 of its namespace: everything in it dies
+            except ProcessLookupError:
+                pass
+        self.pyserver = None
 
     def start_forwarder(self) -> None:
         """allowlist mode: relay 127.0.0.1:3128 to the host proxy, without privileges."""
@@ -241,10 +315,15 @@ class Supervisor:
 
 
 def main() -> None:
-    ctl = socket.socket(fileno=int(sys.argv[1]) if len(sys.argv) > 1 else 3)
+    args = sys.argv[1:]
+    ctl = socket.socket(fileno=int(args[0]) if args else 3)
+    os.set_inheritable(ctl.fileno(), False)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # wake recv so reapers get reaped
-    Supervisor(ctl).serve()
+    sup = Supervisor(ctl)
+    if len(args) == 6 and args[1] == "--adopt":  # exec'd by ptinit: store_fd bpf_fd ptinit kids
+        sup.adopt(int(args[2]), int(args[3]), args[4], args[5])
+    sup.serve()
 
 
 if __name__ == "__main__":

@@ -44,11 +44,15 @@ def send(sock, obj: dict, fds=()) -> None:
         sock.sendmsg([flag + piece], anc)
 
 
-def recv(sock) -> tuple:
-    """Receive one message and the fds sent with it; ``EOFError`` when the peer closed."""
+def recv(sock, first=None) -> tuple:
+    """Receive one message and the fds sent with it; ``EOFError`` when the peer closed.
+
+    ``first``: a ``recvmsg`` result already read from ``sock`` (the message's first packet).
+    """
     parts, fds, total = [], [], 0
     while True:
-        data, anc, _flags, _addr = sock.recvmsg(CHUNK + 1, 64)
+        data, anc, _flags, _addr = first or sock.recvmsg(CHUNK + 1, 64)
+        first = None
         for level, kind, payload in anc:
             if level == _SOL_SOCKET and kind == _SCM_RIGHTS:
                 usable = len(payload) - len(payload) % _INT
