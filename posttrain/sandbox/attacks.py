@@ -80,6 +80,15 @@ def persistence(ctx):
         return same and r.stdout.count("No such file") == 4, r.stdout.strip().replace("\n", "; ")
 
 
+def root_fs_writes(ctx):
+    """Outside the overlay nothing is writable: a file planted there would outlive the reset."""
+    with ctx.open() as sb:
+        r = _ex(sb, ctx, "for p in /planted /dev/planted /etc/planted /home/planted /usr/planted; do "
+                "(echo x > $p) 2>/dev/null && echo WROTE $p; mkdir $p.d 2>/dev/null && echo MKDIR $p; "
+                "done; echo done")
+        return r.stdout == "done\n", r.stdout.strip().replace("\n", "; ")
+
+
 def stdout_flood(ctx):
     with ctx.open() as sb:
         r = _ex(sb, ctx, "yes flood", timeout=5)
@@ -325,7 +334,8 @@ def parallel_creates(ctx):
 
 ATTACKS: list[tuple[str, Callable]] = [
     ("fork_bomb", fork_bomb), ("memory_bomb", memory_bomb), ("disk_fill", disk_fill),
-    ("persistence_across_tasks", persistence), ("stdout_flood", stdout_flood),
+    ("persistence_across_tasks", persistence), ("root_fs_writes", root_fs_writes),
+    ("stdout_flood", stdout_flood),
     ("huge_line", huge_line), ("tcp_egress", tcp_egress), ("udp_egress", udp_egress),
     ("dns_lookup", dns_lookup), ("bash_dev_tcp", bash_dev_tcp), ("host_proc", host_proc),
     ("host_secrets", host_secrets), ("signal_supervisor", signal_supervisor),

@@ -420,6 +420,29 @@ class IsolatedSandbox(AsyncTwins):
         with self._lock:
             self._remount(self._layers.restore(snapshot_id))
 
+    def unchanged_since(self, snapshot_id: SnapshotId) -> bool:
+        """True when nothing changed since ``snapshot_id`` was taken or last restored: the
+        work tree is exactly that snapshot's layers under an *empty* upper layer (overlay
+        records every write, copy-up, whiteout and metadata change there), and no snippet
+        interpreter is running. A pool may then skip the reset (nothing to undo)."""
+        with self._lock:
+            if (self._closed or self._pyserver is not None
+                    or self._layers.snapshots.get(snapshot_id) != self._layers.lowers):
+                return False
+            try:
+                store = os.open(f"/proc/{self.supervisor_pid}/fd/{self._store_fd}",
+                                os.O_RDONLY | os.O_DIRECTORY)
+                try:
+                    upper = safefs.open_dir(store, ["l", self._layers.upper])
+                finally:
+                    os.close(store)
+                try:
+                    return not os.listdir(upper)
+                finally:
+                    os.close(upper)
+            except OSError:
+                return False
+
     def _remount(self, req: dict) -> None:
         """A new overlay: pre-forked processes hold private copies of the old mounts, so
         every zygote and the snippet server prepared before it are dropped (the supervisor

@@ -57,7 +57,7 @@ def binary() -> str | None:
     if not enabled():
         return None
     src = SOURCE.read_bytes()
-    key = hashlib.sha256(src + " ".join(CFLAGS).encode()).hexdigest()[:16]
+    key = hashlib.sha256(src + " ".join(CFLAGS).encode() + b" static?").hexdigest()[:16]
     with _lock:
         if key in _built:
             return _built[key]
@@ -80,7 +80,11 @@ def _build(src: bytes, key: str) -> str | None:
     try:
         c_file = tmp + ".c"
         Path(c_file).write_bytes(src)
-        proc = subprocess.run([cc, *CFLAGS, "-o", tmp, c_file], capture_output=True, timeout=120)
+        for extra in (["-static"], []):  # static starts ~0.2 ms faster (no dynamic loader)
+            proc = subprocess.run([cc, *CFLAGS, *extra, "-o", tmp, c_file], capture_output=True,
+                                  timeout=120)
+            if proc.returncode == 0:
+                break
         os.unlink(c_file)
         if proc.returncode != 0:
             return None

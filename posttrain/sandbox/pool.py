@@ -1,7 +1,8 @@
 """A warm pool of sandboxes, keyed by template, limits and network policy.
 
 What it is: :class:`SandboxPool` keeps idle sandboxes ready per key. ``acquire`` hands one out
-(starting one when none is idle, within ``max_total``); ``release`` restores it to the clean
+(waiting for one of the same key that is being reset, else starting one, within
+``max_total``); ``release`` restores it to the clean
 snapshot taken right after it started (in a background thread, so the caller does not wait)
 and puts it back, or discards it when the reset fails. Idle sandboxes are health-checked
 (``ping``) before being handed out after ``health_idle_s``.
@@ -9,7 +10,8 @@ and puts it back, or discards it when the reset fails. Idle sandboxes are health
 key that has been used or ``prewarm``-ed.
 
 Guarantees:
-- a sandbox handed out is in its clean state: its work tree, ``/tmp``, home and ``/dev/shm``
+- a sandbox handed out is in its clean state (a lease that changed nothing, as the sandbox
+  proves with ``unchanged_since``, needs no reset): its work tree, ``/tmp``, home and ``/dev/shm``
   are those of the template (nothing persists from one lease to the next), no process of the
   previous lease is alive (each command's processes die with it);
 - at most ``max_total`` sandboxes exist at once (``acquire`` waits, then raises
@@ -60,6 +62,7 @@ class SandboxPool:
         self._leased: dict[int, tuple] = {}  # id(sandbox) -> (key, clean_id)
         self._starting = 0
         self._resetting = 0
+        self._resetting_key: dict = {}  # key -> sandboxes of that key being reset
         self._resets: queue.Queue = queue.Queue()
         self._closed = False
         self._acquire_ms: deque = deque(maxlen=2000)
@@ -99,6 +102,10 @@ class SandboxPool:
                 if idle:
                     sb, clean, since = idle.pop()
                     break
+                if self._resetting_key.get(key):  # one of ours is back in milliseconds
+                    self._cond.wait(max(0.0, deadline - time.monotonic()))
+                    if time.monotonic() < deadline:
+                        continue
                 if self._total() < self.max_total:
                     self._starting += 1
                     sb = None
@@ -127,6 +134,7 @@ class SandboxPool:
         with self._cond:
             key, clean = self._leased.pop(id(sb))
             self._resetting += 1
+            self._resetting_key[key] = self._resetting_key.get(key, 0) + 1
         if wait:
             self._reset(sb, key, clean)
         else:
@@ -143,14 +151,18 @@ class SandboxPool:
         try:
             if self._closed or sb.closed:
                 raise SandboxError("closed")
-            sb.restore(clean)
+            unchanged = getattr(sb, "unchanged_since", None)
+            if unchanged is None or not unchanged(clean):  # nothing written: nothing to undo
+                sb.restore(clean)
         except Exception:  # noqa: BLE001 - a sandbox that cannot reset is never reused
             with self._cond:
                 self._resetting -= 1
+                self._resetting_key[key] -= 1
             self._discard(sb)
             return
         with self._cond:
             self._resetting -= 1
+            self._resetting_key[key] -= 1
             self.counts["recycled"] += 1
             self._idle.setdefault(key, []).append((sb, clean, time.monotonic()))
             self._cond.notify_all()

@@ -190,6 +190,7 @@ static void exec_path(char **argv, char **envp) {
         if (snprintf(full, sizeof full, "%.*s/%s", (int)dl, dl ? p : ".", argv[0]) < (int)sizeof full) {
             execve(full, argv, envp);
             if (errno == EACCES) saved = EACCES;
+            else if (errno != ENOENT && errno != ENOTDIR) return; /* E2BIG, ENOEXEC...: report it */
         }
         if (!colon) break;
         p = colon + 1;
