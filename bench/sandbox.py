@@ -132,7 +132,10 @@ def warm(n: int, pool: SandboxPool) -> dict:
 
     pooled()
     base, box, load = interleave(bare, pooled, n)
-    return {"bare": base, "box": box, "loadavg": load,
+    b2b = Series()
+    for _ in range(n):
+        b2b.run(pooled)
+    return {"bare": base, "box": box, "loadavg": load, "b2b": b2b.summary(),
             "overhead_ms": round(box["wall_ms"] - base["wall_ms"], 3)}
 
 
@@ -147,7 +150,10 @@ def python_snippet(n: int, py: str) -> dict:
             subprocess.run([py, "-c", "x = sum(range(100))"], check=True)
 
         base, box, load = interleave(bare, snippet, n)
-    return {"bare": base, "box": box, "loadavg": load}
+        b2b = Series()  # consecutive calls: no idle gap for the CPUs to go cold in
+        for _ in range(n):
+            b2b.run(snippet)
+    return {"bare": base, "box": box, "loadavg": load, "b2b": b2b.summary()}
 
 
 def snapshots(n: int) -> dict:
@@ -218,10 +224,12 @@ def run(args) -> dict:
         print(fmt("warm pool acquire+true+release", w["box"]) + f" | overhead {w['overhead_ms']:.2f} ms"
               f" | load {w['loadavg']}")
         print(fmt("  bare true", w["bare"]))
+        print(fmt("  back to back (no gap)", w["b2b"]))
         out.update(warm_exec_overhead_ms=w["overhead_ms"], warm_exec_ms=w["box"]["wall_ms"],
                    warm_exec_p90_ms=w["box"]["wall_p90_ms"], warm_exec_cpu_ms=w["box"]["cpu_ms"],
                    bare_true_ms=w["bare"]["wall_ms"], bare_true_cpu_ms=w["bare"]["cpu_ms"],
-                   warm_loadavg=w["loadavg"])
+                   warm_loadavg=w["loadavg"], warm_exec_b2b_ms=w["b2b"]["wall_ms"],
+                   warm_exec_b2b_cpu_ms=w["b2b"]["cpu_ms"])
         if not args.quick:
             rates = {k: throughput(pool, k, args.seconds) for k in (1, 2, 8)}
             print("execs/s: " + ", ".join(f"c{k}={v:.0f}" for k, v in rates.items()))
@@ -229,8 +237,10 @@ def run(args) -> dict:
     p = python_snippet(args.n, py)
     print(fmt("pre-started python snippet", p["box"]) + f" | load {p['loadavg']}")
     print(fmt("  bare python3 -c", p["bare"]))
+    print(fmt("  back to back (no gap)", p["b2b"]))
     out.update(python_snippet_ms=p["box"]["wall_ms"], python_snippet_p90_ms=p["box"]["wall_p90_ms"],
-               python_snippet_cpu_ms=p["box"]["cpu_ms"], python_loadavg=p["loadavg"])
+               python_snippet_cpu_ms=p["box"]["cpu_ms"], python_loadavg=p["loadavg"],
+               python_snippet_b2b_ms=p["b2b"]["wall_ms"], python_snippet_b2b_cpu_ms=p["b2b"]["cpu_ms"])
     s = snapshots(args.n)
     print(fmt("snapshot+restore (100 files)", s["box"]) + f" | diff {s['diff']['wall_ms']:.2f} ms"
           f" | load {s['loadavg']}")

@@ -8,7 +8,8 @@ Use::
         result.status, result.stdout                        # ('ok', '42\\n')
 
 ``SandboxPool`` hands out warm sandboxes reset to a clean snapshot; ``run_python`` runs a
-snippet in a pre-started interpreter; ``snapshot``/``restore``/``diff`` work on the
+snippet in a pre-started interpreter; a cold ``exec`` runs without any interpreter start-up
+(native front ``ptinit.c``, built at first use; pure-Python fallback without a compiler); ``snapshot``/``restore``/``diff`` work on the
 overlay work tree; ``parse_report`` turns JUnit XML / TAP into ``passed``/``total``.
 
 Threat model (DESIGN.md §4). The isolated backend (default on Linux) is built for code
@@ -28,7 +29,9 @@ Covered, each by a test in ``tests/security``:
   ``no_new_privs``), device nodes (no ``CAP_MKNOD``; a minimal ``/dev``);
 - the harness itself: file operations never follow links planted in the sandbox (symlink
   and hard-link tricks, FIFOs), snapshots live in a store the commands cannot reach, and
-  nothing persists from one pool lease to the next (work tree, ``/tmp``, ``/dev/shm``, home);
+  nothing persists from one pool lease to the next (work tree, ``/tmp``, ``/dev/shm``, home;
+  everything else — ``/``, ``/dev``, ``/etc`` — is read-only), and the pre-started snippet
+  interpreter is confined like a command, not dumpable, and forks per snippet;
 - cross-sandbox interference: separate namespaces, cgroups and layer stores.
 
 Not covered: kernel exploits (a bug in an allowed syscall escapes every namespace; use a
