@@ -31,6 +31,11 @@ def _run(config: Path | None, out: Path | None, overrides: list[str], model: str
         raise typer.Exit(2)
     from posttrain.trainer.pipeline import run_pipeline  # heavy imports only once the config is good
 
+    if cfg.async_rl.executor == "ray":  # the trainer never imports ray; the CLI wires it in
+        from posttrain.distributed import register
+
+        register()
+
     target = out or Path(cfg.out if cfg.out != "runs/run" else default_out)
     summary = run_pipeline(cfg, target)
     before, after = summary["heldout_before"], summary["heldout_after"]

@@ -71,7 +71,7 @@ class RLConfig(_Strict):
     clip_high: float = Field(0.28, ge=0)
     kl_coef: float = Field(0.0, ge=0)
     filter_zero_variance: bool = True
-    max_policy_lag: int = Field(1, ge=0)
+    max_policy_lag: int = Field(0, ge=0, description="0: synchronous reference loop; >= 1: async")
     grad_clip: float = Field(1.0, gt=0)
     ppo_epochs: int = Field(1, ge=1)
     tis_cap: float | None = Field(2.0, gt=0, description="truncation of importance weights; None: off")
@@ -94,6 +94,32 @@ class EvalConfig(_Strict):
     every_steps: int = Field(0, ge=0)
 
 
+class AsyncConfig(_Strict):
+    """Knobs of the asynchronous loop (the staleness bound itself is ``rl.max_policy_lag``).
+
+    The loop runs when ``rl.max_policy_lag >= 1``; ``executor`` is the one field that moves a
+    run from threads on this machine to Ray actors.
+    """
+
+    executor: Literal["thread", "process", "ray"] = "thread"
+    num_producers: int | None = Field(None, ge=1, description="default max(1, max_policy_lag)")
+    max_inflight: int | None = Field(None, ge=1, description="jobs out at once; default lag + 1")
+    gate: bool = Field(True, description="job k waits for version k - max_policy_lag")
+    stale: Literal["drop", "downweight"] = "drop"
+    stale_weight: float = Field(0.5, gt=0, le=1)
+    partial_rollouts: bool = Field(False, description="multi-turn episodes pull new weights between turns")
+    max_turns: int = Field(1, ge=1)
+    env_workers: int = Field(8, ge=1)
+    verify_workers: int = Field(2, ge=1)
+    max_attempts: int = Field(2, ge=1, description="runs of a job whose worker died")
+    wait_timeout_s: float = Field(900.0, gt=0)
+    worker_imports: list[str] = Field(default_factory=list, description="modules workers import (plugins)")
+    ray_address: str | None = Field(None, description="ray executor: 'auto', ray://host:port, None = local")
+    ray_cpus_per_worker: float = Field(1.0, gt=0)
+    ray_verifier_actors: int = Field(0, ge=0, description="ray executor: verifier actors (0: in the worker)")
+    ray_resources: dict[str, float] = Field(default_factory=dict, description="extra actor resources")
+
+
 class InferenceConfig(_Strict):
     backend: Literal["hf", "fake", "openai", "vllm"] = "hf"
     base_url: str | None = None
@@ -111,6 +137,7 @@ class RunConfig(_Strict):
     dpo: DPOConfig = DPOConfig()
     eval: EvalConfig = EvalConfig()
     inference: InferenceConfig = InferenceConfig()
+    async_rl: AsyncConfig = AsyncConfig()
 
     @model_validator(mode="after")
     def _domains_nonempty(self) -> "RunConfig":

@@ -48,9 +48,8 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 import torch
-from pydantic import BaseModel, ConfigDict, Field
 
-from posttrain.core.config import RLConfig
+from posttrain.core.config import AsyncConfig, RLConfig
 from posttrain.core.types import TrajectoryGroup
 from posttrain.inference.base import InferenceBackend
 from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
@@ -60,30 +59,6 @@ from posttrain.trainer.producers import POOLS, Job, JobResult, ProducerPool, Rol
 from posttrain.trainer.reference_loop import (MetricsFn, RLState, frozen_reference, policy_update,
                                               rollout_metrics, sampling_params)
 from posttrain.trainer.tasks import TaskStream
-
-
-class AsyncConfig(BaseModel):
-    """Knobs of the async loop (the staleness bound itself is ``rl.max_policy_lag``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    executor: str = Field("thread", description="producer pool: thread | process | ray")
-    num_producers: int | None = Field(None, ge=1, description="default max(1, max_policy_lag)")
-    max_inflight: int | None = Field(None, ge=1, description="jobs out at once; default lag + 1")
-    gate: bool = Field(True, description="job k waits for version k - max_policy_lag")
-    stale: Literal["drop", "downweight"] = "drop"
-    stale_weight: float = Field(0.5, gt=0, le=1)
-    partial_rollouts: bool = Field(False, description="multi-turn episodes pull new weights between turns")
-    max_turns: int = Field(1, ge=1)
-    env_workers: int = Field(8, ge=1)
-    verify_workers: int = Field(2, ge=1)
-    max_attempts: int = Field(2, ge=1, description="runs of a job whose worker died")
-    wait_timeout_s: float = Field(900.0, gt=0)
-    worker_imports: list[str] = Field(default_factory=list, description="modules workers import (plugins)")
-    ray_address: str | None = Field(None, description="ray executor: 'auto', ray://host:port, None = local")
-    ray_cpus_per_worker: float = Field(1.0, gt=0)
-    ray_verifier_actors: int = Field(0, ge=0, description="ray executor: verifier actors (0: in the worker)")
-    ray_resources: dict[str, float] = Field(default_factory=dict, description="extra actor resources")
 
 
 class TaskLedger:
@@ -252,8 +227,11 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
                 checkpoint: Callable[[RLState], None] | None = None, checkpoint_every: int = 0,
                 lr_scheduler: Any = None, progress: Callable[[int], None] | None = None,
                 config: AsyncConfig | None = None, settings: RolloutSettings | None = None,
-                ledger: TaskLedger | None = None, pool: ProducerPool | None = None) -> RLState:
-    """Run ``rl.steps`` steps (resuming from ``state.step``) with producers off the trainer."""
+                ledger: TaskLedger | None = None, pool: ProducerPool | None = None,
+                on_groups: Callable[[list[TrajectoryGroup]], None] | None = None) -> RLState:
+    """Run ``rl.steps`` steps (resuming from ``state.step``) with producers off the trainer.
+
+    ``on_groups`` sees each step's verified groups, as in the reference loop."""
     cfg = config or AsyncConfig()
     state = state or RLState()
     if ledger is not None:
@@ -270,6 +248,8 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
             job, result, wait_s = jobs.take()
             if result.error is not None:
                 _record_failed_job(ledger, job, result.error)
+            if on_groups is not None:
+                on_groups(list(result.groups))
             t1 = time.perf_counter()
             metrics = train_on_result(result, model, optimizer, rl, state, cfg, pad_id=pad_id,
                                       ref_model=ref_model, lr_scheduler=lr_scheduler, ledger=ledger)

@@ -40,6 +40,7 @@ from posttrain.trainer.optim import optimizer_from_config
 from posttrain.trainer.phases import load_policy, run_dpo, run_sft, set_threads
 from posttrain.trainer.plots import reward_curves
 from posttrain.trainer.progress import RunProgress
+from posttrain.trainer.loop import TaskLedger, train_async
 from posttrain.trainer.reference_loop import RLState, train_rl
 from posttrain.trainer.sft import pad_id_of
 from posttrain.trainer.tasks import TaskStream
@@ -147,12 +148,15 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
 
         with _timed(wall, "rl"):
             rl_offset = cfg.sft.steps  # RL steps continue the SFT step axis in the logs
-            state = train_rl(model, optimizer, backend, stream, cfg.rl, pad_id=pad_id,
-                             seed=cfg.seed, state=state, lr_scheduler=schedule,
-                             on_step=lambda s, m: writer.log(rl_offset + s, m),
-                             checkpoint=checkpoint, checkpoint_every=cfg.rl.checkpoint_every,
-                             progress=bar.advance("rl", start=state.step),
-                             on_groups=keep_groups)
+            common = dict(pad_id=pad_id, seed=cfg.seed, state=state, lr_scheduler=schedule,
+                          on_step=lambda s, m: writer.log(rl_offset + s, m),
+                          checkpoint=checkpoint, checkpoint_every=cfg.rl.checkpoint_every,
+                          progress=bar.advance("rl", start=state.step), on_groups=keep_groups)
+            if cfg.rl.max_policy_lag >= 1:  # rollouts overlap training (trainer/loop.py)
+                state = train_async(model, optimizer, backend, stream, cfg.rl, config=cfg.async_rl,
+                                    ledger=TaskLedger(out / "tasks.jsonl"), **common)
+            else:  # the synchronous reference loop
+                state = train_rl(model, optimizer, backend, stream, cfg.rl, **common)
             checkpoint(state)
         groups_file.close()
         with _timed(wall, "eval_after"):

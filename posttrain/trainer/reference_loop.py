@@ -138,13 +138,12 @@ def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: I
         kept, dropped = filter_zero_variance(groups)
         metrics["rollout/zero_variance_groups"] = float(dropped)
     t1 = time.perf_counter()
-    if kept:
-        advantages = compute_advantages(kept, algo.advantage)
-        batch = build_policy_batch(kept, advantages, pad_id)
+    batch = build_policy_batch(kept, compute_advantages(kept, algo.advantage), pad_id) if kept else None
+    if batch is not None and batch.num_rows:
         metrics.update(batch.stats)
         metrics.update(policy_update(model, optimizer, batch, rl, algo.loss, ref_model,
                                      lr_scheduler, state.policy_version))
-    else:
+    else:  # nothing trainable this step (all groups filtered, or no policy tokens at all)
         metrics["loss/skipped"] = 1.0
     t_update = time.perf_counter() - t1
     state.step += 1

@@ -21,7 +21,7 @@ model: {tiny: {hidden_size: 32, num_layers: 2, num_heads: 2, intermediate_size: 
 domains: [{id: math.add-v1, difficulties: [1]}, {id: math.compare-v1, difficulties: [1]}]
 sft: {steps: 4, batch_size: 8}
 rl: {steps: 8, prompts_per_step: 2, group_size: 4, max_new_tokens: 4, checkpoint_every: 2,
-     lr: 0.01, filter_zero_variance: false}
+     lr: 0.01, filter_zero_variance: false, max_policy_lag: 0}
 eval: {heldout_per_domain: 4, max_new_tokens: 4}
 """
 
