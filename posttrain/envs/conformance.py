@@ -21,9 +21,8 @@ A domain may exempt itself from named generic checks with a ``conformance_exempt
 (check name → reason, e.g. ``{"answer_in_prompt": "multiple choice"}``); exemptions are
 listed in the report's warnings, never silent.
 
-``check_domains(ids, resolve=...)`` checks many domains in parallel spawned processes, each
-domain in a worker with a timeout; a domain that crashes, hangs or kills its worker becomes a
-failed report and the others carry on. Results come back in the order of ``ids``.
+``check_domains(ids, resolve=...)`` (:mod:`posttrain.envs.conformance_runner`) checks many
+domains in parallel spawned processes.
 
 This module is duck-typed over domains and does not import :mod:`posttrain.domains` (same
 layer); :mod:`posttrain.domains` binds the registry, families and ``sample_task`` to it.
@@ -32,13 +31,10 @@ layer); :mod:`posttrain.domains` binds the registry, families and ``sample_task`
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import random
 import string
-import sys
 import time
-from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Collection, Mapping, Sequence
 
@@ -370,118 +366,5 @@ def _report(dom_id: str, c: _Checker, t_start: float) -> CheckReport:
     return CheckReport(dom_id, not failures, failures, timings, warnings)
 
 
-# --- many domains in parallel worker processes ------------------------------------------
-
-def _check_id(resolve: Callable[[str], Any], domain_id: str, kw: Mapping[str, Any]) -> CheckReport:
-    try:
-        domain = resolve(domain_id)
-    except Exception as exc:
-        return CheckReport(domain_id, False, [f"cannot load: {type(exc).__name__}: {exc}"[:300]])
-    rep = check_domain(domain, **kw)
-    return rep if rep.id == domain_id else replace(rep, id=domain_id)
-
-
-def _worker(conn: Any, resolve: Callable[[str], Any], kw: Mapping[str, Any]) -> None:
-    """Spawned worker: check the ids it is sent, one at a time, until it gets None."""
-    sys.stdout = sys.stderr  # a chatty domain must not corrupt the parent's --json output
-    while True:
-        job = conn.recv()
-        if job is None:
-            return
-        idx, domain_id = job
-        conn.send((idx, _check_id(resolve, domain_id, kw)))
-
-
-class _Slot:
-    def __init__(self, ctx: Any, resolve: Callable[[str], Any], kw: Mapping[str, Any]):
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker, args=(child, resolve, dict(kw)), daemon=True)
-        self.proc.start()
-        child.close()
-        self.job: tuple[int, str] | None = None
-        self.started = 0.0
-
-    def give(self, job: tuple[int, str]) -> None:
-        self.job, self.started = job, time.monotonic()
-        self.conn.send(job)
-
-    def stop(self, kill: bool = False) -> None:
-        self.proc.join(timeout=0 if kill else 5)
-        if self.proc.is_alive():
-            self.proc.kill()
-            self.proc.join(timeout=5)
-        self.conn.close()
-
-
-def check_domains(ids: Sequence[str], *, resolve: Callable[[str], Any], workers: int | None = None,
-                  timeout_s: float = 600.0,
-                  on_result: Callable[[int, CheckReport], None] | None = None,
-                  **check_kw: Any) -> list[CheckReport]:
-    """Check each id (resolved by ``resolve``, a picklable top-level function) in order.
-
-    With ``workers`` ≤ 1 (or one id) the checks run in this process (no timeout). Otherwise
-    in spawned workers: a domain that crashes its worker or runs past ``timeout_s`` becomes a
-    failed report, the worker is replaced and the other domains carry on.
-    """
-    workers = min(workers if workers is not None else (os.cpu_count() or 1), len(ids))
-    results: list[CheckReport | None] = [None] * len(ids)
-
-    def done(idx: int, rep: CheckReport) -> None:
-        results[idx] = rep
-        if on_result is not None:
-            on_result(idx, rep)
-
-    if workers <= 1:
-        for i, did in enumerate(ids):
-            done(i, _check_id(resolve, did, check_kw))
-        return [r for r in results if r is not None]
-    import multiprocessing as mp
-    from multiprocessing.connection import wait
-
-    ctx = mp.get_context("spawn")
-    jobs = deque(enumerate(ids))
-    slots = [_Slot(ctx, resolve, check_kw) for _ in range(workers)]
-    try:
-        for s in slots:
-            s.give(jobs.popleft())
-        while any(s.job for s in slots):
-            busy = [s for s in slots if s.job]
-            wait([s.conn for s in busy] + [s.proc.sentinel for s in busy], timeout=1.0)
-            for k, s in enumerate(slots):
-                rep = _poll(s, timeout_s) if s.job else None
-                if rep is None:
-                    continue
-                done(s.job[0], rep)
-                if rep.timings.get("worker_lost"):
-                    s.stop(kill=True)
-                    slots[k] = s = _Slot(ctx, resolve, check_kw)
-                s.job = None
-                if jobs:
-                    s.give(jobs.popleft())
-    finally:
-        for s in slots:
-            try:
-                s.conn.send(None)
-            except (OSError, ValueError):
-                pass
-        for s in slots:
-            s.stop()
-    return [r for r in results if r is not None]
-
-
-def _poll(s: _Slot, timeout_s: float) -> CheckReport | None:
-    """The slot's finished report, a failed one if its worker died or timed out, else None."""
-    idx, did = s.job  # type: ignore[misc]
-    lost = {"worker_lost": 1.0}
-    if s.conn.poll():
-        try:
-            got_idx, rep = s.conn.recv()
-            if got_idx == idx:
-                return rep
-        except (EOFError, OSError):
-            pass
-    if not s.proc.is_alive():
-        return CheckReport(did, False, [f"worker process died (exit code {s.proc.exitcode})"], lost)
-    if time.monotonic() - s.started > timeout_s:
-        return CheckReport(did, False, [f"timed out after {timeout_s:.0f}s"], lost)
-    return None
+# Parallel checking of many domains lives in its own module; re-exported for callers.
+from posttrain.envs.conformance_runner import check_domains  # noqa: E402,F401

@@ -45,7 +45,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable
 
 import torch
 
