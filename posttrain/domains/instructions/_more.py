@@ -1,0 +1,206 @@
+"""Shared plumbing of the second wave of instruction domains: constraint phrasing, a lexicon by
+initial letter, a sentence writer that avoids letters and words, and the domain base.
+
+Guarantees: every writer function draws only from the ``random.Random`` it is given; the
+sentences it writes end with a period, have no commas or digits, and contain none of the
+``avoid_letters`` / ``avoid_words``. The reference of every task is written at generation time
+and kept in ``task.hidden["reference"]``; the constraints that depend on it (exact counts) are
+read off the text written, so the reference meets them by construction and the generator
+checks that it does (a bug fails loudly).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Iterable, Mapping
+
+from posttrain.core.types import Score, Task
+from posttrain.domains._helpers import make_task
+from posttrain.domains.instructions import _compose as C
+from posttrain.verifiers.constraints import describe
+from posttrain.verifiers.constraints_more import check_any, score_any, spell
+from posttrain.verifiers.text import extract_answer
+
+LEX = {  # initial letter -> (adjectives, nouns, verbs in the third person singular)
+    "b": (["bright", "bold", "brave", "busy"], ["bees", "bridges", "boats", "bakers"], ["build", "bring", "bless"]),
+    "c": (["calm", "clever", "cold", "careful"], ["cats", "coasts", "clocks", "cooks"], ["carry", "catch", "call"]),
+    "d": (["dark", "daring", "deep", "dusty"], ["dogs", "doors", "drums", "docks"], ["draw", "drive", "dig"]),
+    "f": (["fast", "fair", "fresh", "fond"], ["farmers", "fields", "foxes", "flags"], ["find", "follow", "fill"]),
+    "g": (["gentle", "golden", "grand", "green"], ["gardens", "geese", "gates", "guides"], ["greet", "guard", "gather"]),
+    "h": (["happy", "humble", "honest", "hardy"], ["horses", "hills", "harbors", "hens"], ["help", "hold", "hear"]),
+    "l": (["little", "lively", "lucky", "lonely"], ["lamps", "lakes", "lions", "lanes"], ["light", "lift", "lead"]),
+    "m": (["mild", "merry", "misty", "modest"], ["mountains", "mills", "markets", "miners"], ["make", "mend", "meet"]),
+    "p": (["proud", "patient", "pale", "polite"], ["painters", "paths", "ponds", "pilots"], ["paint", "plant", "push"]),
+    "r": (["rapid", "rustic", "rough", "round"], ["rivers", "roads", "robins", "rafts"], ["reach", "raise", "ride"]),
+    "s": (["silent", "steady", "small", "sunny"], ["sailors", "ships", "streets", "stones"], ["seek", "save", "shape"]),
+    "t": (["tall", "tidy", "tiny", "tender"], ["towers", "trains", "trees", "tailors"], ["turn", "tend", "trust"]),
+    "w": (["warm", "wise", "wild", "windy"], ["wolves", "walls", "wagons", "weavers"], ["watch", "wake", "wash"]),
+    "a": (["ancient", "able", "amber", "alert"], ["anchors", "artists", "apples", "arches"], ["admire", "answer", "aid"]),
+    "e": (["eager", "early", "easy", "even"], ["engines", "eagles", "editors", "elders"], ["enter", "earn", "echo"]),
+    "o": (["old", "open", "odd", "orange"], ["owls", "oceans", "orchards", "oars"], ["open", "offer", "obey"]),
+    "n": (["noble", "neat", "new", "narrow"], ["nests", "nights", "nurses", "needles"], ["need", "name", "near"]),
+    "i": (["idle", "icy", "inner", "ideal"], ["islands", "inns", "inks", "insects"], ["invite", "inspire", "imagine"]),
+}
+ACROSTICS = ["harbor", "garden", "planet", "winter", "forest", "silent", "bright", "stream", "candle", "meadow",
+             "island", "bread", "storm", "dream", "light", "orbit", "tower", "smile", "ocean"]
+PLAIN_VERBS = ["holds", "finds", "brings", "pulls", "draws", "turns", "warms", "fills", "lifts", "spots",
+               "guides", "follows", "watches", "shapes", "carries", "protects", "reaches", "greets"]
+PLAIN_TEMPLATES = ["A {a} {n1} {v} a {n2}.", "Our {a} {n1} {v} a {n2}.", "The {a} {n1} {v} the {n2}.",
+                   "Each {n1} {v} a {a} {n2}.", "Every {a} {n1} {v} our {n2}.", "This {n1} {v} a {a} {n2}.",
+                   "My {a} {n1} {v} its {n2}.", "A {n1} {v} our {a} {n2} today.", "Many a {n1} {v} this {n2}."]
+DESCRIBE = {
+    "sentence_count": "Write exactly {n} sentences, each ending with a period.",
+    "word_count": "Use exactly {n} words in total (a hyphenated word counts as two).",
+    "para_sentences": "Put exactly {n} sentences in every paragraph.",
+    "line_count": "Write exactly {n} non-empty lines.",
+    "line_max_chars": "Keep every line to at most {n} characters.",
+    "line_min_words": "Put at least {n} words on every line.",
+    "acrostic": "Write an acrostic: one line per letter of \"{word}\", each line starting with that letter in order.",
+    "alliteration": "On every line, at least {n} words must start with the letter \"{letter}\".",
+    "distinct_endings": "No two lines may end with words sharing their last {suffix} letters (no rhymes).",
+    "lipogram": "Never use the letter(s) {letters_q} anywhere, in any case.",
+    "no_digits": "Do not write any digit (0-9).",
+    "spelled": "Mention each of these numbers, spelled out in words: {numbers_txt}.",
+    "outline": "Answer with an outline: exactly {n} top-level bullets (\"- \"), each followed by exactly {k} "
+               "sub-bullets indented by two spaces (\"  - \"), and nothing else.",
+    "sub_max_words": "Keep each sub-bullet to at most {n} words.",
+    "top_title_case": "Write every top-level bullet in Title Case (Each Word Capitalised).",
+    "section_case": "Write the body of section {index1} in {mode_txt}.",
+    "delimited": "Split the response into exactly {n} parts separated by lines containing only \"{delim}\".",
+    "part_labels": "Start each part with a line \"{label} X\", X counting from 1.",
+    "part_sentences": "Write at least {n} sentences in every part.",
+    "part_keyword": "Part {index1} must use the word \"{word}\".",
+    "angle_title": "Begin with a title line wrapped in double angular brackets, like <<title>>, containing \"{word}\".",
+    "highlights": "Highlight at least {n} phrases with single asterisks, like *this phrase*.",
+    "quoted_whole": "Wrap the entire response in one pair of double quotation marks (use no other double quotes).",
+    "first_sentence_has": "The first sentence must contain \"{phrase}\".",
+    "last_sentence_has": "The last sentence must contain \"{phrase}\".",
+    "phrase_count": "Use the phrase \"{phrase}\" exactly {n} times.",
+    "order": "Mention these in this order (first mentions): {phrases_txt}.",
+    "email_headers": "Format it as an e-mail: first line \"To: {to}\", then \"Subject: ...\", optional header lines, "
+                     "then a blank line and the body.",
+    "cc": "Add a header line \"Cc: {address}\".",
+    "subject_keyword": "The subject must contain the word \"{word}\".",
+    "subject_max_words": "Keep the subject to at most {n} words.",
+    "salutation": "Open the body with the line \"Hi {name},\".",
+    "closing": "End with \"{word},\" on one line and \"{sender}\" on the last line.",
+    "bullet_count": "Include exactly {n} bullet points (\"- \") in the body.",
+}
+MODES = {"upper": "ALL CAPITAL LETTERS", "lower": "lowercase letters only", "title": "Title Case (Every Word Capitalised)"}
+
+
+def describe_any(c: Mapping[str, Any]) -> str:
+    k = c["kind"]
+    if k not in DESCRIBE:
+        return describe(c)
+    extra = {"index1": c.get("index", 0) + 1, "mode_txt": MODES.get(c.get("mode", ""), ""),
+             "letters_q": ", ".join(f"\"{x}\"" for x in c.get("letters", [])),
+             "numbers_txt": ", ".join(str(n) for n in c.get("numbers", [])),
+             "phrases_txt": " → ".join(f"\"{p}\"" for p in c.get("phrases", []))}
+    if k == "distinct_endings" and c.get("suffix", 99) >= 20:
+        return "No two lines may end with the same word."
+    return DESCRIBE[k].format(**{**c, **extra})
+
+
+def avoided(word: str, letters: Iterable[str] = (), words_: Iterable[str] = ()) -> bool:
+    w = word.lower()
+    return any(ch in w for ch in letters) or w in {x.lower() for x in words_}
+
+
+def plain_sentence(rng: random.Random, topic: str, letters: Iterable[str] = (), avoid: Iterable[str] = (),
+                   keyword: str | None = None) -> str:
+    """One sentence on ``topic`` with none of ``letters`` / ``avoid`` (keyword as its subject)."""
+    letters, avoid = list(letters), list(avoid)
+    nouns = [w for w in C.TOPICS[topic]["nouns"] if not avoided(w, letters, avoid) and w != keyword]
+    adjs = [w for w in C.TOPICS[topic]["adjs"] if not avoided(w, letters, avoid)]
+    verbs = [w for w in PLAIN_VERBS if not avoided(w, letters, avoid)]
+    tmpls = [t for t in PLAIN_TEMPLATES if not avoided(t.format(a="", n1="", v="", n2=""), letters)]
+    n1 = keyword or rng.choice(nouns)
+    n2 = rng.choice([n for n in nouns if n != n1])
+    s = rng.choice(tmpls).format(a=rng.choice(adjs), n1=n1, v=rng.choice(verbs), n2=n2)
+    return s[0].upper() + s[1:]
+
+
+def feasible(topic: str, letters: Iterable[str] = (), avoid: Iterable[str] = ()) -> bool:
+    letters, avoid = list(letters), list(avoid)
+    return (len([w for w in C.TOPICS[topic]["nouns"] if not avoided(w, letters, avoid)]) >= 4
+            and any(not avoided(w, letters, avoid) for w in C.TOPICS[topic]["adjs"])
+            and sum(not avoided(w, letters, avoid) for w in PLAIN_VERBS) >= 2
+            and any(not avoided(t.format(a="", n1="", v="", n2=""), letters) for t in PLAIN_TEMPLATES))
+
+
+def prose(rng: random.Random, topic: str, n: int, letters: Iterable[str] = (), avoid: Iterable[str] = (),
+          keywords: Mapping[str, int] | None = None) -> list[str]:
+    """``n`` sentences (at least as many as the keyword uses), keywords placed at random."""
+    out = [plain_sentence(rng, topic, letters, avoid, kw) for kw, k in (keywords or {}).items() for _ in range(k)]
+    while len(out) < n:
+        out.append(plain_sentence(rng, topic, letters, avoid))
+    rng.shuffle(out)
+    return out
+
+
+def alliterative(rng: random.Random, letter: str, k: int = 3, end: str | None = None) -> str:
+    """A line with at least ``k`` words starting with ``letter`` (adjective, noun, verb, noun)."""
+    adjs, nouns, verbs = LEX[letter]
+    a1, a2 = rng.sample(adjs, 2)
+    n2 = end or rng.choice(nouns)
+    n1 = rng.choice([x for x in nouns if x != n2])
+    s = f"{a1} {n1} {rng.choice(verbs)} {a2} {n2}." if k > 3 else f"{a1} {n1} {rng.choice(verbs)} the {n2}."
+    return s[0].upper() + s[1:]
+
+
+def number_sentence(rng: random.Random, topic: str, n: int) -> str:
+    nouns = C.TOPICS[topic]["nouns"]
+    s = rng.choice(["We counted {w} of them near the {n}.", "About {w} visitors asked about the {n}.",
+                    "The {n} has waited {w} days for us.", "Nearly {w} people admired the {n}."])
+    out = s.format(w=spell(n), n=rng.choice(nouns))
+    return out[0].upper() + out[1:]
+
+
+def task(dom_id: str, difficulty: int, intro: str, topic: str, cons: list[dict], reference: str,
+         **hidden: Any) -> Task:
+    """The task; fails loudly if the written reference misses one of its own constraints."""
+    bad = [c for c in cons if not check_any(reference, c)]
+    if bad:
+        raise AssertionError(f"{dom_id}: reference misses {bad[:2]}:\n{reference[:400]}")
+    listed = "\n".join(f"{i + 1}. {describe_any(c)}" for i, c in enumerate(cons))
+    prompt = f"{intro}\n\nFollow every one of these instructions:\n{listed}"
+    return make_task(dom_id, difficulty, prompt, public={"topic": topic},
+                     hidden={"constraints": cons, "reference": reference, **hidden})
+
+
+def keyword_probes(task_: Task) -> dict[str, str]:
+    """Shared probes: keyword stuffing, the topic words, the constraint list, no-sentence prose."""
+    cons = task_.hidden["constraints"]
+    kws = [c["word"] for c in cons if c["kind"] in ("keyword", "part_keyword", "subject_keyword")] or ["topic"]
+    topic = task_.public.get("topic", "lighthouse")
+    nouns = C.TOPICS.get(topic, C.TOPICS["lighthouse"])["nouns"]
+    return {"keyword_stuffing": " ".join(kws[i % len(kws)] for i in range(80)) + ".",
+            "keyword_sentences": " ".join(f"{kws[i % len(kws)].capitalize()} {kws[(i + 1) % len(kws)]}." for i in range(40)),
+            "constraint_list": "\n".join(describe_any(c) for c in cons),
+            "topic_words": " ".join(nouns)}
+
+
+class Base:
+    """Score by :func:`score_any` on the extracted answer; probes: the shared ones."""
+
+    family = "instructions"
+    difficulties = (1, 2, 3)
+    env_kind = "single_turn"
+    gate = "prose"
+    fmt = ""
+
+    def solve(self, task_: Task) -> str:
+        return task_.hidden["reference"]
+
+    def score(self, task_: Task, answer: str) -> Score:
+        text = extract_answer(answer or "")
+        if self.gate != "prose":
+            from posttrain.verifiers.structured import answer_text
+
+            text = answer_text(answer or "") or ""
+        return score_any(text, task_.hidden["constraints"], str(task_.prompt[-1]["content"]), self.id,
+                         gate=self.gate, fmt=self.fmt, arg=task_.hidden.get("arg", ""))
+
+    def probes(self, task_: Task) -> dict[str, str]:
+        return keyword_probes(task_)
