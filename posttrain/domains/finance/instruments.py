@@ -33,7 +33,7 @@ import random
 from posttrain.core.types import Task
 from posttrain.domains.base import register_domain
 from posttrain.domains.finance import _kit
-from posttrain.domains.finance._fieldtask import Field, FieldDomain, build, days, fields_from, money, pick
+from posttrain.domains.finance._fieldtask import FieldDomain, build, days, fields_from, money, pick
 
 FREQ = {1: "annual", 2: "semi-annual", 4: "quarterly", 12: "monthly"}
 ADV = {1: "annually", 2: "semi-annually", 4: "quarterly", 12: "monthly"}
