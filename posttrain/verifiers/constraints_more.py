@@ -283,7 +283,7 @@ def _xml_records(t: str, root: str) -> list[dict[str, Any]] | None:
         return None
     out = []
     for ch in el:
-        rec: dict[str, Any] = {"__tag__": ch.tag, **ch.attrib}
+        rec: dict[str, Any] = {"__tag__": ch.tag, "__attrs__": sorted(ch.attrib), **ch.attrib}
         for sub in ch:
             rec[sub.tag] = (sub.text or "").strip()
         rec["__keys__"] = [k for k in rec if not k.startswith("__")]
@@ -361,6 +361,12 @@ def _check_records(t: str, k: str, c: Mapping[str, Any]) -> bool | None:
     if k == "rec_keys":
         return bool(recs) and all(r["__keys__"] == list(c["keys"]) if c.get("ordered") else
                                   sorted(r["__keys__"]) == sorted(c["keys"]) for r in recs)
+    if k == "rec_filled":
+        plain = [json.dumps({a: b for a, b in r.items() if not a.startswith("__")}, sort_keys=True) for r in recs]
+        return bool(recs) and len(set(plain)) == len(plain) and all(
+            v not in ("", None, [], {}) for r in recs for a, v in r.items() if not a.startswith("__"))
+    if k == "rec_attrs":
+        return bool(recs) and all(r.get("__attrs__") == sorted(c["names"]) for r in recs)
     if k == "rec_tag":
         return bool(recs) and all(r.get("__tag__") == c["tag"] for r in recs)
     if k == "rec_int_range":

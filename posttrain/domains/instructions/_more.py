@@ -85,7 +85,23 @@ DESCRIBE = {
     "salutation": "Open the body with the line \"Hi {name},\".",
     "closing": "End with \"{word},\" on one line and \"{sender}\" on the last line.",
     "bullet_count": "Include exactly {n} bullet points (\"- \") in the body.",
+    "rec_count": "Include exactly {n} {rec}s.",
+    "rec_keys": "Every {rec} has exactly the fields {keys_txt}{order_txt}.",
+    "rec_filled": "Give every field a non-empty value; no two {rec}s may be identical.",
+    "rec_attrs": "Write the fields {names_txt} as attributes of each {rec}; every other field is a child element.",
+    "rec_tag": "Each child of the root is an <{tag}> element.",
+    "rec_int_range": "\"{key}\" must be an integer from {lo} to {hi}.",
+    "rec_unique": "No two {rec}s may share the same \"{key}\".",
+    "rec_sorted": "Order the {rec}s by \"{key}\", ascending.",
+    "rec_enum": "\"{key}\" must be one of {values_txt}.",
+    "rec_seq": "\"{key}\" numbers the {rec}s 1, 2, 3, ... in order.",
+    "rec_pattern": "\"{key}\" must fully match the regular expression {regex}",
+    "rec_sum": "The \"{key}\" values must add up to exactly {total}.",
+    "rec_type": "\"{key}\" must be of type {type} (not a string unless the type is string).",
+    "yaml_top": "The document is a mapping with exactly the top-level keys {keys_txt}.",
+    "yaml_meta": "Under \"{key}\", set exactly these values: {meta_txt}.",
 }
+RECORD_NAMES = {"csv": "row", "md": "row", "jsonl": "object", "xml": "element", "yaml": "item"}
 MODES = {"upper": "ALL CAPITAL LETTERS", "lower": "lowercase letters only", "title": "Title Case (Every Word Capitalised)"}
 
 
@@ -96,7 +112,14 @@ def describe_any(c: Mapping[str, Any]) -> str:
     extra = {"index1": c.get("index", 0) + 1, "mode_txt": MODES.get(c.get("mode", ""), ""),
              "letters_q": ", ".join(f"\"{x}\"" for x in c.get("letters", [])),
              "numbers_txt": ", ".join(str(n) for n in c.get("numbers", [])),
-             "phrases_txt": " → ".join(f"\"{p}\"" for p in c.get("phrases", []))}
+             "phrases_txt": " → ".join(f"\"{p}\"" for p in c.get("phrases", [])),
+             "rec": RECORD_NAMES.get(c.get("fmt", ""), "record"),
+             "keys_txt": ", ".join(f"\"{x}\"" for x in c.get("keys", [])),
+             "names_txt": ", ".join(f"\"{x}\"" for x in c.get("names", [])),
+             "order_txt": " in this order" if c.get("ordered") else "",
+             "values_txt": ", ".join(f"\"{x}\"" for x in c.get("values", [])) if isinstance(c.get("values"), list) else "",
+             "meta_txt": ", ".join(f"{a}: {b!r}" for a, b in (c.get("values") or {}).items())
+             if isinstance(c.get("values"), dict) else ""}
     if k == "distinct_endings" and c.get("suffix", 99) >= 20:
         return "No two lines may end with the same word."
     return DESCRIBE[k].format(**{**c, **extra})
@@ -155,6 +178,10 @@ def number_sentence(rng: random.Random, topic: str, n: int) -> str:
                     "The {n} has waited {w} days for us.", "Nearly {w} people admired the {n}."])
     out = s.format(w=spell(n), n=rng.choice(nouns))
     return out[0].upper() + out[1:]
+
+
+PHRASE_SENTENCES = ["We saw the {p} again.", "Everyone talks about the {p}.", "Nobody forgets the {p}.",
+                    "Then came the {p}."]
 
 
 def task(dom_id: str, difficulty: int, intro: str, topic: str, cons: list[dict], reference: str,

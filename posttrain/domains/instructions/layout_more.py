@@ -186,8 +186,8 @@ class PhrasePlacement(_Prose):
         cons: list[dict[str, Any]] = [{"kind": "first_sentence_has", "phrase": first, "gate": True},
                                       {"kind": "last_sentence_has", "phrase": last, "gate": True}]
         if difficulty >= 2:
-            for i in rng.sample(range(1, len(sents) - 1), times):
-                sents[i] = f"We saw the {phrase} again."
+            for j, i in enumerate(rng.sample(range(1, len(sents) - 1), times)):
+                sents[i] = M.PHRASE_SENTENCES[j].format(p=phrase)
             cons.append({"kind": "phrase_count", "phrase": phrase, "n": times})
         opening = rng.choice(["Here is my answer.", "To begin."])
         text = " ".join(([opening] if difficulty == 3 else []) + sents)
