@@ -324,66 +324,16 @@ def spec_parameters(spec: Mapping[str, Any]) -> Mapping[str, Any]:
     return fn.get("parameters") or {"type": "object", "properties": {}}
 
 
-_TYPES: dict[str, Any] = {
-    "object": dict, "array": list, "string": str, "boolean": bool, "null": type(None),
-    "integer": int, "number": (int, float),
-}
-
-
 def validate_arguments(schema: Mapping[str, Any], value: Any, where: str = "arguments") -> list[str]:
-    """Problems of ``value`` against a JSON schema subset (empty list: valid). Never raises."""
-    out: list[str] = []
-    typ = schema.get("type")
-    if typ is not None:
-        types = typ if isinstance(typ, list) else [typ]
-        if not any(_is_type(value, t) for t in types):
-            return [f"{where}: expected {'/'.join(map(str, types))}, got {type(value).__name__}"]
-    if "enum" in schema and value not in schema["enum"]:
-        out.append(f"{where}: {value!r} is not one of {schema['enum']}")
-    if isinstance(value, dict):
-        out += _validate_object(schema, value, where)
-    elif isinstance(value, list):
-        for k, lim in (("minItems", lambda n, m: n >= m), ("maxItems", lambda n, m: n <= m)):
-            if k in schema and not lim(len(value), schema[k]):
-                out.append(f"{where}: {len(value)} items violates {k}={schema[k]}")
-        if isinstance(schema.get("items"), Mapping):
-            for i, item in enumerate(value[:1000]):
-                out += validate_arguments(schema["items"], item, f"{where}[{i}]")
-    elif isinstance(value, str):
-        if "minLength" in schema and len(value) < schema["minLength"]:
-            out.append(f"{where}: shorter than {schema['minLength']}")
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
-            out.append(f"{where}: longer than {schema['maxLength']}")
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            out.append(f"{where}: {value} < minimum {schema['minimum']}")
-        if "maximum" in schema and value > schema["maximum"]:
-            out.append(f"{where}: {value} > maximum {schema['maximum']}")
-    return out
+    """Problems of ``value`` against a tool's JSON schema (empty: valid); never raises.
 
+    The schema subset of :func:`posttrain.tools.validate` (types, ``required``,
+    ``additionalProperties: false``, ``enum``, bounds, ``items``): one validator for the
+    parser and the tool layer, so a call the parser accepts is one the tools accept.
+    """
+    from posttrain.tools import validate
 
-def _validate_object(schema: Mapping[str, Any], value: dict, where: str) -> list[str]:
-    out: list[str] = []
-    props = schema.get("properties") or {}
-    for key in schema.get("required") or ():
-        if key not in value:
-            out.append(f"{where}: missing required {key!r}")
-    extra = [k for k in value if k not in props]
-    if extra and schema.get("additionalProperties", True) is False:
-        out.append(f"{where}: unexpected {', '.join(map(repr, extra[:5]))}")
-    for key, sub in props.items():
-        if key in value and isinstance(sub, Mapping):
-            out += validate_arguments(sub, value[key], f"{where}.{key}")
-    return out
-
-
-def _is_type(value: Any, typ: str) -> bool:
-    if typ in ("integer", "number") and isinstance(value, bool):
-        return False
-    if typ == "integer" and isinstance(value, float):
-        return value.is_integer()
-    py = _TYPES.get(typ)
-    return True if py is None else isinstance(value, py)
+    return list(validate(value, dict(schema), where))
 
 
 def format_call(name: str, arguments: Mapping[str, Any]) -> str:

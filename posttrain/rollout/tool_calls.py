@@ -19,7 +19,7 @@ with role ``tool`` and counted in ``turn.info``, never an exception):
   ``</tool_call>``, invalid JSON, missing or extra keys are malformed;
 - the name must be one of the offered tools and the arguments must satisfy its JSON schema
   (:func:`validate_arguments`: types, ``required``, ``additionalProperties: false``, ``enum``,
-  ``items``, numeric bounds, string length) — else the call is *invalid* (counted apart);
+  ``items``, numeric bounds, ``maxLength``; the validator of :mod:`posttrain.tools`) — else the call is *invalid* (counted apart);
 - after the last block only whitespace may follow (a model that keeps talking after calling a
   tool has not produced a clean call);
 - a turn holds either tool calls or an ``<answer>``, not both;

@@ -38,7 +38,7 @@ def test_unknown_tool_and_schema_violations_are_invalid_calls():
                    format_call("shell", {"cmd": "ls", "extra": 1}) + format_call("shell", {"cmd": "ls", "timeout": 0}), [SHELL])
     assert p.format_ok and p.invalid_calls == 4
     assert "unknown tool" in p.calls[0].error and "expected string" in p.calls[1].error
-    assert "unexpected" in p.calls[2].error and "minimum" in p.calls[3].error
+    assert "extra" in p.calls[2].error and "minimum" in p.calls[3].error
 
 
 def test_call_cap_per_turn():
