@@ -4,7 +4,7 @@ bound on material, a bounding envelope, required solids that must be kept).
 
 Scoring is :func:`._kit.score_script`'s rule unchanged — each constraint one component, an
 IoU component of weight 2, and **no credit unless IoU with the hidden target is at least
-0.5** — with the extra kinds decided by :func:`posttrain.verifiers.geometry_more.check_more`.
+0.5** and none unless every constraint marked ``"gate": true`` holds — with the extra kinds decided by :func:`posttrain.verifiers.geometry_more.check_more`.
 ``build`` measures the target once and fails loudly when it misses one of its own
 constraints (a generator bug), widening volume and area tolerances to cover the voxel error
 of the exact answer as :func:`._kit.build` does.
@@ -87,6 +87,10 @@ def score(task: Task, answer: str, version: str) -> Score:
     summary = (f"iou {j:.3f}, volume {m['volume']:.0f}, area {m['area']:.0f}, size {[round(x, 1) for x in m['size']]}, "
                f"centroid ({cen}), holes {m['holes']}, cavities {m['cavities']}, pieces {m['pieces']}")
     met = sum(1 for k, (val, _) in comps.items() if k != "iou" and val == 1.0)
+    gated = [n for n, c in zip(names, cons) if c.get("gate") and comps[n][0] < 1.0]
+    if gated:  # a constraint that is the point of the task (e.g. "one piece" for a connector)
+        return Score(0.0, components=comps, passed=met, total=len(cons), reason=f"gate failed {gated}: {summary}",
+                     verifier_version=version)
     if j < _kit.IOU_GATE:
         return Score(0.0, components=comps, passed=met, total=len(cons), reason=f"IoU below {_kit.IOU_GATE}: {summary}",
                      verifier_version=version)
