@@ -1,0 +1,89 @@
+"""Weather across cities, then aggregate: ``tools.forecast_aggregate-v1``.
+
+Trains: calling ``get_forecast(city, days)`` for each city named (independent calls, best
+issued together), with exactly the horizon asked for, then aggregating the returned daily
+records: rainy-day counts, mean daily highs, the largest daily swing, total rain.
+
+Difficulty: 1 = one city, a count; 2 = two or three cities, "which city" by mean high or
+rainy days; 3 = four or five cities, total rain (one decimal) or the city with the largest
+single-day swing (high − low).
+
+Reward: validity² × (0.3·calls + 0.7·answer·precision²·[all calls made]); numeric answers
+within 0.05, city names exact (case-insensitive).
+
+Probes (≤ 0.05): the f_* set (:mod:`._f_common`), plus ``whole_week`` (every city fetched
+with 7 days instead of the horizon asked, then the right answer).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from posttrain.domains.base import register_domain
+from posttrain.envs.tool_env import format_answer, format_calls
+
+from ._f_common import FDomain, Plan, S, number_score, tool
+
+CITIES = ["Reykjavik", "Nairobi", "Lyon", "Osaka", "Denver", "Tbilisi", "Hobart", "Recife", "Bergen", "Pune"]
+
+
+def _forecast(st, city, days):
+    if city not in st["fc"]:
+        raise ValueError(f"unknown city {city!r}")
+    return st["fc"][city][:days]
+
+
+@register_domain
+class ForecastAggregate(FDomain):
+    id = "tools.forecast_aggregate-v1"
+
+    def tools(self, st: dict[str, Any]):
+        return [tool("get_forecast", "Daily forecast (high/low °C, rain mm) for the next `days` days.",
+                     {"city": S, "days": {"type": "integer", "minimum": 1, "maximum": 7}}, _forecast, st)]
+
+    def plan(self, rng: random.Random, difficulty: int) -> Plan:
+        fc = {}
+        for c in CITIES:
+            base = rng.randint(-5, 28)
+            days = []
+            for d in range(7):
+                hi = base + rng.randint(-4, 6)
+                rain = rng.choice([0.0, 0.0, round(rng.uniform(0.2, 25), 1)])
+                days.append({"day": d + 1, "high": hi, "low": hi - rng.randint(2, 14), "rain_mm": rain})
+            fc[c] = days
+        n_days = rng.randint(3, 6)
+        k = {1: 1, 2: rng.randint(2, 3), 3: rng.randint(4, 5)}[difficulty]
+        cities = rng.sample(CITIES, k)
+        rows = {c: fc[c][:n_days] for c in cities}
+        kind = {1: "rainy", 2: rng.choice(["mean_high", "most_rainy"]), 3: rng.choice(["total_rain", "swing"])}[difficulty]
+        rainy = {c: sum(r["rain_mm"] > 0 for r in rows[c]) for c in cities}
+        if kind == "rainy":
+            q, ans = f"On how many of the next {n_days} days will it rain (rain_mm > 0) in {cities[0]}?", str(rainy[cities[0]])
+        elif kind == "total_rain":
+            q = f"What is the total rain in mm over the next {n_days} days, summed over all these cities? One decimal."
+            ans = f"{sum(r['rain_mm'] for c in cities for r in rows[c]):.1f}"
+        else:
+            key = {"mean_high": lambda c: sum(r["high"] for r in rows[c]) / n_days,
+                   "most_rainy": lambda c: rainy[c],
+                   "swing": lambda c: max(r["high"] - r["low"] for r in rows[c])}[kind]
+            vals = sorted((key(c) for c in cities), reverse=True)
+            if len(vals) > 1 and vals[0] == vals[1]:
+                return self.plan(rng, difficulty)
+            ans = max(cities, key=key)
+            q = {"mean_high": f"Which city has the highest mean daily high over the next {n_days} days?",
+                 "most_rainy": f"Which city has the most rainy days (rain_mm > 0) in the next {n_days} days?",
+                 "swing": f"Which city has the largest single-day swing (high - low) in the next {n_days} days?"}[kind]
+        prompt = (f"Cities: {', '.join(cities)}. {q} Request exactly {n_days} days per city. "
+                  "Reply with the number or the city name only.")
+        turns = [[("get_forecast", {"city": c, "days": n_days}) for c in cities]]
+        return Plan(prompt, {"fc": fc}, turns, ans, public={"cities": cities}, extra={"kind": kind})
+
+    def answer_score(self, task, got):
+        if task.hidden["kind"] in ("rainy", "total_rain"):
+            return number_score(got, task.hidden["answer_value"], tol=0.05)
+        return super().answer_score(task, got)
+
+    def extra_probes(self, task):
+        week = [(n, {**a, "days": 7}) for n, a in self.turns(task)[0]]
+        return {"whole_week": [format_calls(*week), format_answer(task.hidden["answer_value"])]}
