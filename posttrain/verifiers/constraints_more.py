@@ -1,7 +1,8 @@
 """More verifiable instruction constraints: exact counts, line forms (acrostic, alliteration,
 line length, rhyme-free endings), lipograms, spelled-out numbers, outlines, per-section
 casing, delimited parts, highlights, phrase placement and order, e-mail headers, and records
-in structured formats (CSV, markdown table, JSON Lines, XML, YAML).
+in structured formats (CSV, markdown table, JSON Lines, XML, YAML; read by
+:mod:`posttrain.verifiers.constraints_more_records`).
 
 What it is: the same plain-dict constraints as :mod:`posttrain.verifiers.constraints`
 (``{"kind": ..., ...}``); :func:`check_any` decides any kind of either module and
@@ -13,12 +14,6 @@ gate of :func:`posttrain.verifiers.constraints.substance` (``gate="prose"``, app
 (``gate="structured"``), a non-echo check (at most 30 % of the answer's word 4-grams in the
 prompt) plus at least three records.
 
-Records (:func:`records`): a structured answer read as a list of flat dicts. CSV and
-markdown tables are read by their header (values are strings); JSON Lines are typed; XML
-records are the root's children (attributes plus the text of their sub-elements); YAML
-records are the list under a named top-level key (typed; anchors and aliases are refused, so
-an alias bomb cannot expand). Parsing is strict: a stray line makes the answer unreadable.
-
 Not covered: fluency, truth, rhyme beyond a spelling proxy (two line endings "rhyme" when
 their last two letters agree). Guarantees: every function is total on any string, values in
 [0, 1], parsing bounded by :data:`MAX_CHARS`.
@@ -26,19 +21,14 @@ their last two letters agree). Guarantees: every function is total on any string
 
 from __future__ import annotations
 
-import csv
-import functools
-import io
-import json
 import re
-import xml.etree.ElementTree as ET
 from typing import Any, Mapping, Sequence
 
 from posttrain.core.types import Score
 from posttrain.verifiers import constraints as base
 from posttrain.verifiers.constraints import count_word, paragraphs, words
+from posttrain.verifiers.constraints_more_records import MAX_CHARS, check_records, records
 
-MAX_CHARS = base.MAX_CHARS
 _SENT = re.compile(r"[^.!?]+[.!?]")
 _HILITE = re.compile(r"(?<![*\w])\*[^*\n]+\*(?![*\w])")
 _EMAIL = re.compile(r"\b[a-z][a-z0-9.]*@[a-z0-9]+(?:\.[a-z]+)+\b")
@@ -236,179 +226,11 @@ def _check_layout(t: str, k: str, c: Mapping[str, Any]) -> bool | None:
     return None
 
 
-# structured records -----------------------------------------------------------------------
-
-def _csv_records(t: str) -> list[dict[str, Any]] | None:
-    try:
-        rows = [[x.strip() for x in r] for r in csv.reader(io.StringIO(t)) if r]
-    except csv.Error:
-        return None
-    if len(rows) < 2 or any(len(r) != len(rows[0]) for r in rows) or len(set(rows[0])) != len(rows[0]):
-        return None
-    return [dict(zip(rows[0], r)) | {"__keys__": rows[0]} for r in rows[1:]]
-
-
-def _md_records(t: str) -> list[dict[str, Any]] | None:
-    ls = lines(t)
-    if len(ls) < 3 or not all(ln.startswith("|") and ln.endswith("|") for ln in ls):
-        return None
-    cells = [[x.strip() for x in ln[1:-1].split("|")] for ln in ls]
-    if not all(re.fullmatch(r":?-{3,}:?", x) for x in cells[1]) or any(len(r) != len(cells[0]) for r in cells):
-        return None
-    head = cells[0]
-    return [dict(zip(head, r)) | {"__keys__": head} for r in cells[2:]]
-
-
-def _jsonl_records(t: str) -> list[dict[str, Any]] | None:
-    out = []
-    for ln in lines(t):
-        try:
-            obj = json.loads(ln)
-        except ValueError:
-            return None
-        if not isinstance(obj, dict):
-            return None
-        out.append(obj | {"__keys__": list(obj)})
-    return out or None
-
-
-def _xml_records(t: str, root: str) -> list[dict[str, Any]] | None:
-    if "<!" in t:  # no DTDs, entities or comments: nothing to expand
-        return None
-    try:
-        el = ET.fromstring(t)
-    except ET.ParseError:
-        return None
-    if el.tag != root:
-        return None
-    out = []
-    for ch in el:
-        rec: dict[str, Any] = {"__tag__": ch.tag, "__attrs__": sorted(ch.attrib), **ch.attrib}
-        for sub in ch:
-            rec[sub.tag] = (sub.text or "").strip()
-        rec["__keys__"] = [k for k in rec if not k.startswith("__")]
-        out.append(rec)
-    return out
-
-
-def _yaml_doc(t: str) -> Any:
-    if re.search(r"(^|[\s:\[{,-])[&*!]", t):  # anchors, aliases and tags are refused
-        return None
-    import yaml
-
-    try:
-        return yaml.safe_load(t)
-    except yaml.YAMLError:
-        return None
-
-
-@functools.lru_cache(maxsize=64)
-def _records_cached(t: str, fmt: str, arg: str) -> tuple | None:
-    if fmt == "csv":
-        recs = _csv_records(t)
-    elif fmt == "md":
-        recs = _md_records(t)
-    elif fmt == "jsonl":
-        recs = _jsonl_records(t)
-    elif fmt == "xml":
-        recs = _xml_records(t, arg)
-    else:
-        doc = _yaml_doc(t)
-        lst = doc.get(arg) if isinstance(doc, dict) else None
-        recs = [r | {"__keys__": list(r)} for r in lst] if isinstance(lst, list) and all(
-            isinstance(r, dict) for r in lst) else None
-    return None if recs is None else tuple(json.dumps(r, sort_keys=True, default=str) for r in recs)
-
-
-def records(text: str, fmt: str, arg: str = "") -> list[dict[str, Any]] | None:
-    """The answer's records (see the module docstring), or None when it does not parse."""
-    if len(text) > MAX_CHARS:
-        return None
-    try:
-        got = _records_cached(text.strip(), fmt, arg)
-    except (TypeError, ValueError, RecursionError):  # e.g. YAML keys of mixed types
-        return None
-    return None if got is None else [json.loads(r) for r in got]
-
-
-TYPED = ("jsonl", "yaml")
-
-
-def _as_int(v: Any, fmt: str) -> int | None:
-    if fmt in TYPED:
-        return v if isinstance(v, int) and not isinstance(v, bool) else None
-    return int(v) if isinstance(v, str) and re.fullmatch(r"-?\d+", v) else None
-
-
-def _type_ok(v: Any, ty: str) -> bool:
-    return {"integer": lambda: isinstance(v, int) and not isinstance(v, bool),
-            "number": lambda: isinstance(v, (int, float)) and not isinstance(v, bool),
-            "string": lambda: isinstance(v, str), "boolean": lambda: isinstance(v, bool),
-            "list": lambda: isinstance(v, list) and all(isinstance(x, str) for x in v)}.get(ty, lambda: False)()
-
-
-def _check_records(t: str, k: str, c: Mapping[str, Any]) -> bool | None:
-    if not k.startswith("rec_"):
-        return _check_yaml(t, k, c)
-    fmt = c["fmt"]
-    recs = records(t, fmt, c.get("arg", ""))
-    if recs is None:
-        return False
-    key = c.get("key")
-    vals = [r.get(key) for r in recs] if key else []
-    if k == "rec_count":
-        return len(recs) == c["n"]
-    if k == "rec_keys":
-        return bool(recs) and all(r["__keys__"] == list(c["keys"]) if c.get("ordered") else
-                                  sorted(r["__keys__"]) == sorted(c["keys"]) for r in recs)
-    if k == "rec_filled":
-        plain = [json.dumps({a: b for a, b in r.items() if not a.startswith("__")}, sort_keys=True) for r in recs]
-        return bool(recs) and len(set(plain)) == len(plain) and all(
-            v not in ("", None, [], {}) for r in recs for a, v in r.items() if not a.startswith("__"))
-    if k == "rec_attrs":
-        return bool(recs) and all(r.get("__attrs__") == sorted(c["names"]) for r in recs)
-    if k == "rec_tag":
-        return bool(recs) and all(r.get("__tag__") == c["tag"] for r in recs)
-    if k == "rec_int_range":
-        ints = [_as_int(v, fmt) for v in vals]
-        return bool(ints) and all(i is not None and c["lo"] <= i <= c["hi"] for i in ints)
-    if k == "rec_unique":
-        return bool(vals) and None not in vals and len({json.dumps(v) for v in vals}) == len(vals)
-    if k == "rec_sorted":
-        ints = [_as_int(v, fmt) for v in vals]
-        keys = ints if None not in ints else [str(v) for v in vals]
-        return bool(vals) and None not in vals and keys == sorted(keys)
-    if k == "rec_enum":
-        return bool(vals) and all(v in c["values"] for v in vals)
-    if k == "rec_seq":
-        return [_as_int(v, fmt) for v in vals] == list(range(1, len(vals) + 1)) and bool(vals)
-    if k == "rec_pattern":
-        return bool(vals) and all(isinstance(v, str) and re.fullmatch(c["regex"], v) for v in vals)
-    if k == "rec_sum":
-        ints = [_as_int(v, fmt) for v in vals]
-        return bool(ints) and None not in ints and sum(ints) == c["total"]
-    if k == "rec_type":
-        return bool(vals) and all(_type_ok(v, c["type"]) for v in vals)
-    return None
-
-
-def _check_yaml(t: str, k: str, c: Mapping[str, Any]) -> bool | None:
-    if k == "yaml_top":
-        doc = _yaml_doc(t)
-        return isinstance(doc, dict) and sorted(map(str, doc)) == sorted(c["keys"])
-    if k == "yaml_meta":
-        doc = _yaml_doc(t)
-        meta = doc.get(c["key"]) if isinstance(doc, dict) else None
-        return isinstance(meta, dict) and all(meta.get(a) == b and type(meta.get(a)) is type(b)
-                                              for a, b in c["values"].items())
-    return None
-
-
 def check_any(text: str, c: Mapping[str, Any]) -> bool:
     """Whether ``text`` satisfies ``c`` (a kind of this module or of the base module)."""
     t, k = text.strip(), c.get("kind")
     try:
-        for fn in (_check_prose, _check_records):
+        for fn in (_check_prose, check_records):
             got = fn(t, str(k), c)
             if got is not None:
                 return bool(got)

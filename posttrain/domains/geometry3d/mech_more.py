@@ -27,9 +27,7 @@ import random
 from posttrain.core.types import Task
 from posttrain.domains.base import register_domain
 from posttrain.domains.geometry3d import _kit_more as K
-from posttrain.domains.geometry3d._kit_more import fmt
-
-F = fmt
+from posttrain.domains.geometry3d._kit_more import fmt as F
 
 
 def _stock_far(task: Task) -> str:

@@ -34,7 +34,7 @@ from posttrain.core.types import Task
 from posttrain.domains.base import register_domain
 from posttrain.domains.instructions import _compose as C
 from posttrain.domains.instructions import _more as M
-from posttrain.verifiers.constraints import count_word, words
+from posttrain.verifiers.constraints import words
 from posttrain.verifiers.constraints_more import lines, sentences
 
 
