@@ -96,10 +96,10 @@ def _worker(jobs: list[tuple[str, int, int]], q) -> None:
     acc = {"sandbox_s": 0.0, "verify_s": 0.0, "n": 0, "errors": 0}
     _instrument(acc)
     for did, d, seed in jobs:
-        dom = get_domain(did)
-        task = sample_task(dom, seed, d)
         start = acc["sandbox_s"]
         try:
+            dom = get_domain(did)
+            task = sample_task(dom, seed, d)
             ref = getattr(dom, "reference_actions", None)
             if callable(ref):
                 env = make_env(dom, task)
@@ -139,7 +139,24 @@ def _worker(jobs: list[tuple[str, int, int]], q) -> None:
     q.put(acc)
 
 
-def bench_family(family: str, per_domain: int, workers: int = 2) -> dict:
+def _collect(q, procs, deadline: float) -> list[dict]:
+    """Results of the workers; a worker that died or ran past the deadline gives none."""
+    import queue
+
+    results: list[dict] = []
+    while len(results) < len(procs) and time.perf_counter() < deadline:
+        try:
+            results.append(q.get(timeout=1.0))
+        except queue.Empty:
+            if not any(p.is_alive() for p in procs) and q.empty():
+                break
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+    return results
+
+
+def bench_family(family: str, per_domain: int, workers: int = 2, timeout_s: float = 300.0) -> dict:
     jobs = _jobs(family, per_domain)
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
@@ -148,15 +165,16 @@ def bench_family(family: str, per_domain: int, workers: int = 2) -> dict:
     procs = [ctx.Process(target=_worker, args=(p, q)) for p in parts if p]
     for p in procs:
         p.start()
-    results = [q.get() for _ in procs]
+    results = _collect(q, procs, t0 + timeout_s)
     for p in procs:
-        p.join()
+        p.join(timeout=5)
+    lost = len(procs) - len(results)
     wall = time.perf_counter() - t0
     n = sum(r["n"] for r in results)
     verify_s = sum(r["verify_s"] for r in results)
     sandbox_s = sum(r["sandbox_s"] for r in results)
-    return {"verifications": n, "errors": sum(r["errors"] for r in results),
-            "verify_per_s": round(n / max(verify_s, 1e-9) * len(procs), 1),
+    return {"verifications": n, "errors": sum(r["errors"] for r in results), "lost_workers": lost,
+            "verify_per_s": round(n / max(verify_s, 1e-9) * max(1, len(results)), 1),
             "ms_per_verification": round(1000 * verify_s / max(n, 1), 2),
             "sandbox_share": round(sandbox_s / verify_s, 3) if verify_s else 0.0,
             "wall_s": round(wall, 2)}
