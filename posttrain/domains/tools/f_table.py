@@ -91,8 +91,8 @@ class TableOps(FDomain):
         return sorted(st["tables"]["employees"], key=lambda r: (r["id"], r["name"]))
 
     def plan(self, rng: random.Random, difficulty: int) -> Plan:
-        names = rng.sample(NAMES, 10)
-        staff, new = names[:8], names[8:]
+        names = rng.sample(NAMES, 12)
+        staff, new = names[:10], names[10:]  # 5 operations use at most 10 distinct employees
         rows = [{"id": 100 + i * rng.randint(1, 3) + i, "name": n, "dept": rng.choice(DEPTS),
                  "salary": rng.randrange(40000, 120000, 500)} for i, n in enumerate(staff)]
         st = {"tables": {"employees": [dict(r) for r in rows]}}
@@ -119,6 +119,8 @@ class TableOps(FDomain):
                 reads += [("find_rows", {"table": "employees", "column": "name", "value": ref})]
                 call = ("insert_row", {"table": "employees", "row": row})
             elif kind in ("move", "copy_salary"):
+                if len(pool) < 2:
+                    continue
                 who, ref = pool.pop(), pool.pop()
                 col = "dept" if kind == "move" else "salary"
                 r = _find(st, "employees", "name", ref)[0]
