@@ -32,7 +32,6 @@ Does not: check complexity beyond the time limit, or run anything but Python.
 from __future__ import annotations
 
 import ast
-import copy
 import json
 import random
 from dataclasses import dataclass, field
@@ -84,11 +83,20 @@ def class_driver(cls: str, methods: tuple[str, ...], excs: tuple[str, ...] = (),
     """
     out = [f"def {CHECK}(ctor, ops):", "    now = [0]"]
     out += ["    obj = " + (f"{cls}(*ctor, lambda: now[0])" if clock else f"{cls}(*ctor)")]
-    out += ["    table = {" + ", ".join(f"'{m}': obj.{m}" for m in methods) + "}", "    res = []",
-            "    for op in ops:", "        if op[0] == 'advance':", "            now[0] += op[1]",
-            "            continue", "        try:", "            res.append(table[op[0]](*op[1:]))"]
-    out += [f"        except {e}:\n            res.append({{'raises': '{e}'}})" for e in excs]
-    return "\n".join(out) + "\n    return res\n"
+    # lambdas: a method is looked up only when an op calls it (levels differ in methods)
+    out += ["    table = {"] + [f"        '{m}': lambda *a: obj.{m}(*a)," for m in methods]
+    out += ["    }", "    res = []", "    for op in ops:", "        if op[0] == 'advance':",
+            "            now[0] += op[1]", "            continue"]
+    if excs:
+        out += ["        try:", "            res.append(table[op[0]](*op[1:]))"]
+        out += [f"        except {e}:\n            res.append({{'raises': '{e}'}})" for e in excs]
+    else:
+        out += ["        res.append(table[op[0]](*op[1:]))"]
+    out += ["    if len(res) <= 200:", "        return res",
+            "    # a long run (a large timed test) reports a digest, which keeps the task small",
+            "    ints = [v if isinstance(v, int) else -1 for v in res]",
+            "    return ['digest', len(res), sum((i % 9973 + 1) * v for i, v in enumerate(ints))]"]
+    return "\n".join(out) + "\n"
 
 
 # --------------------------------------------------------------------- rendering
@@ -124,7 +132,7 @@ def run_reference(source: str, check: str, inputs: list[list]) -> list[Any]:
     """Outputs of *our* reference (plus driver) on inputs, JSON-normalised."""
     ns: dict[str, Any] = {}
     exec(compile(source, "<reference>", "exec"), ns)  # trusted: the domain's own source
-    return [json.loads(json.dumps(ns[check](*copy.deepcopy(a)))) for a in inputs]
+    return [json.loads(json.dumps(ns[check](*json.loads(json.dumps(a))))) for a in inputs]
 
 
 def defines(code: str, name: str, kind: str) -> bool:
