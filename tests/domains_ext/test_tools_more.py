@@ -166,3 +166,12 @@ def test_values_stay_hidden():
         task = sample_task(dom, 7, 3)
         shown = str(task.public_view())
         assert "world" not in shown and "final" not in task.public_view()
+
+
+def test_forecast_city_answer_needs_the_value():
+    dom = _dom("forecast_aggregate")
+    task = sample_task(dom, 0, 2)
+    city, _, value = task.hidden["answer_value"].rpartition(" ")
+    calls = _flat(dom, task)
+    assert _play(dom, task, calls, f"{city.upper()} {float(value) + 0.01:.2f}").value == pytest.approx(1.0)
+    assert _play(dom, task, calls, city).value == pytest.approx(0.3)  # the name alone is in the prompt

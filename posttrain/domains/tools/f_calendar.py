@@ -93,7 +93,7 @@ class CalendarBooking(FDomain):
             busy = {p: _busy(rng, rng.randint(2, 4)) for p in people}
             slot = next((s for s in range(not_before, DAY_END - dur + 1, 30)
                          if all(b <= s or s + dur <= a for p in people for a, b in busy[p])), None)
-            if slot is not None and slot > DAY_START:
+            if slot is not None and slot > not_before:  # the answer is never a time the prompt states
                 break
         k = 0
         for p in PEOPLE:

@@ -120,17 +120,17 @@ class FsOrganize(FDomain):
             rules.append("delete every .tmp file in /inbox")
         if difficulty == 3:
             rules.append("delete every .txt file in /inbox whose content starts with DRAFT")
-        prompt = "Tidy the file system: " + "; ".join(rules) + ". Leave everything else. Reply done when finished."
+        prompt = "Tidy the file system: " + "; ".join(rules) + ". Leave everything else. Reply ok when finished."
         turns = [[("list_dir", {"path": "/inbox"})]]
         if txts:
             turns.append([("read_file", {"path": p}) for p in txts])
         work = [("make_dir", {"path": target})] + [("move", {"source": p, "destination": target + p[6:]}) for p in logs]
         work += [("delete", {"path": p}) for p in tmps + drafts]
         turns += chunk(work)
-        return Plan(prompt, {"fs": fs}, turns, "done")
+        return Plan(prompt, {"fs": fs}, turns, "ok")
 
     def extra_probes(self, task):
         files = [p for p in task.hidden["world"]["fs"] if p.startswith("/inbox/")]
         dels = [("delete", {"path": p}) for p in files]
         return {"delete_everything": [format_calls(("list_dir", {"path": "/inbox"}))]
-                + [format_calls(*dels[i:i + 8]) for i in range(0, len(dels), 8)] + [format_answer("done")]}
+                + [format_calls(*dels[i:i + 8]) for i in range(0, len(dels), 8)] + [format_answer("ok")]}

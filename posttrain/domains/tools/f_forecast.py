@@ -8,8 +8,9 @@ Difficulty: 1 = one city, a count; 2 = two or three cities, "which city" by mean
 rainy days; 3 = four or five cities, total rain (one decimal) or the city with the largest
 single-day swing (high − low).
 
-Reward: validity² × (0.3·calls + 0.7·answer·precision²·[all calls made]); numeric answers
-within 0.05, city names exact (case-insensitive).
+Reward: validity² × (0.3·calls + 0.7·answer·precision²·[all calls made]); numbers within
+0.05; a "which city" answer is ``<city> <value>`` (the city exact, case-insensitive, and its
+value), so the reply is never just one of the names in the prompt.
 
 Probes (≤ 0.05): the f_* set (:mod:`._f_common`), plus ``whole_week`` (every city fetched
 with 7 days instead of the horizon asked, then the right answer).
@@ -59,9 +60,10 @@ class ForecastAggregate(FDomain):
         kind = {1: "rainy", 2: rng.choice(["mean_high", "most_rainy"]), 3: rng.choice(["total_rain", "swing"])}[difficulty]
         rainy = {c: sum(r["rain_mm"] > 0 for r in rows[c]) for c in cities}
         if kind == "rainy":
-            q, ans = f"On how many of the next {n_days} days will it rain (rain_mm > 0) in {cities[0]}?", str(rainy[cities[0]])
+            q = f"On how many of the next {n_days} days will it rain (rain_mm > 0) in {cities[0]}? Reply with the number."
+            ans = str(rainy[cities[0]])
         elif kind == "total_rain":
-            q = f"What is the total rain in mm over the next {n_days} days, summed over all these cities? One decimal."
+            q = f"What is the total rain in mm over the next {n_days} days, summed over all these cities? Reply with the number, one decimal."
             ans = f"{sum(r['rain_mm'] for c in cities for r in rows[c]):.1f}"
         else:
             key = {"mean_high": lambda c: sum(r["high"] for r in rows[c]) / n_days,
@@ -70,19 +72,23 @@ class ForecastAggregate(FDomain):
             vals = sorted((key(c) for c in cities), reverse=True)
             if len(vals) > 1 and vals[0] == vals[1]:
                 return self.plan(rng, difficulty)
-            ans = max(cities, key=key)
-            q = {"mean_high": f"Which city has the highest mean daily high over the next {n_days} days?",
-                 "most_rainy": f"Which city has the most rainy days (rain_mm > 0) in the next {n_days} days?",
-                 "swing": f"Which city has the largest single-day swing (high - low) in the next {n_days} days?"}[kind]
-        prompt = (f"Cities: {', '.join(cities)}. {q} Request exactly {n_days} days per city. "
-                  "Reply with the number or the city name only.")
+            top = max(cities, key=key)
+            ans = f"{top} {key(top):.1f}"
+            q = {"mean_high": f"Which city has the highest mean daily high over the next {n_days} days, and what is it?",
+                 "most_rainy": f"Which city has the most rainy days (rain_mm > 0) in the next {n_days} days, and how many?",
+                 "swing": f"Which city has the largest single-day swing (high - low) in the next {n_days} days, "
+                          "and how large?"}[kind]
+            q += " Reply as '<city> <value with one decimal>'."
+        prompt = f"Cities: {', '.join(cities)}. {q} Request exactly {n_days} days per city."
         turns = [[("get_forecast", {"city": c, "days": n_days}) for c in cities]]
         return Plan(prompt, {"fc": fc}, turns, ans, public={"cities": cities}, extra={"kind": kind})
 
     def answer_score(self, task, got):
         if task.hidden["kind"] in ("rainy", "total_rain"):
             return number_score(got, task.hidden["answer_value"], tol=0.05)
-        return super().answer_score(task, got)
+        city, _, value = (got or "").strip().rpartition(" ")
+        want_city, _, want_value = task.hidden["answer_value"].rpartition(" ")
+        return 1.0 if city.strip().lower() == want_city.lower() and number_score(value, want_value, 0.05) else 0.0
 
     def extra_probes(self, task):
         week = [(n, {**a, "days": 7}) for n, a in self.turns(task)[0]]

@@ -101,5 +101,5 @@ class InboxTriage(FDomain):
         if difficulty == 3:
             work += [("add_label", {"message_id": k, "label": "urgent"}) for k in inbox if word in msgs[k]["body"]]
         turns += chunk(work)
-        prompt = "Triage the inbox: " + "; ".join(rules) + ". Touch nothing else. Reply done when finished."
-        return Plan(prompt, {"messages": msgs}, turns, "done", extra={"labels": ["finance", "urgent"]})
+        prompt = "Triage the inbox: " + "; ".join(rules) + ". Touch nothing else. Reply ok when finished."
+        return Plan(prompt, {"messages": msgs}, turns, "ok", extra={"labels": ["finance", "urgent"]})

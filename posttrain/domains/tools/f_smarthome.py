@@ -97,12 +97,12 @@ class SmartHome(FDomain):
             return self.plan(rng, difficulty)
         prompt = (f"I am leaving home. In the {', '.join(chosen)}: switch off every device that is on except "
                   f"fridges, and set every thermostat to {want} °C (or the closest value its range allows). "
-                  "Leave devices that are already off alone. Reply done when finished.")
+                  "Leave devices that are already off alone. Reply ok when finished.")
         turns = [[("list_devices", {"room": r}) for r in chosen]] + chunk(work)
-        return Plan(prompt, {"devices": devices}, turns, "done", public={"rooms": chosen}, extra={"want": want})
+        return Plan(prompt, {"devices": devices}, turns, "ok", public={"rooms": chosen}, extra={"want": want})
 
     def extra_probes(self, task):
         want = task.hidden["want"]
         ts = [(n, {**a, "celsius": want}) for n, a in self.turns(task)[-1] if n == "set_temperature"]
         ts = [c for c in ts if c not in [(x["name"], x["arguments"]) for x in task.hidden["calls"]]]
-        return {"unclamped": [format_calls(*ts), format_answer("done")]} if ts else {}
+        return {"unclamped": [format_calls(*ts), format_answer("ok")]} if ts else {}

@@ -22,7 +22,7 @@ import random
 from typing import Any
 
 from posttrain.domains.base import register_domain
-from ._f_common import FDomain, Plan, S, tool
+from ._f_common import FDomain, Plan, tool
 
 NAMES = ["Ines", "Omar", "Lena", "Yuki", "Raj", "Zoe", "Tariq", "Mona", "Pavel", "Sade", "Hugo", "Nia"]
 DEPTS = ["sales", "ops", "legal", "research", "support"]
@@ -143,8 +143,8 @@ class TableOps(FDomain):
             writes.append(call)
         steps = "\n".join(f"{i + 1}. {o}" for i, o in enumerate(ops))
         prompt = (f"Table employees(id, name, dept, salary). In this order:\n{steps}\n"
-                  "Look values up with find_rows; names are unique. Reply done when finished.")
+                  "Look values up with find_rows; names are unique. Reply ok when finished.")
         ids = sorted(r["id"] for r in rows)
         public = {"columns": ["id", "name", "dept", "salary"], "ids": ids}
-        return Plan(prompt, {"tables": {"employees": rows}}, [reads, writes] if reads else [writes], "done",
+        return Plan(prompt, {"tables": {"employees": rows}}, [reads, writes] if reads else [writes], "ok",
                     public=public)

@@ -112,6 +112,6 @@ class TicketWorkflow(FDomain):
         turns += chunk(work)
         asks = "; ".join(f"{k} to {t} and assign it to {u}" for k, t, _, u in jobs)
         prompt = (f"Move {asks}. Transitions must follow the workflow, one allowed step at a time, by the "
-                  "shortest route. Reply done when finished.")
-        return Plan(prompt, {"workflow": graph, "issues": issues}, turns, "done",
+                  "shortest route. Reply ok when finished.")
+        return Plan(prompt, {"workflow": graph, "issues": issues}, turns, "ok",
                     extra={"jobs": [[k, t, u] for k, t, _, u in jobs]})
