@@ -131,3 +131,12 @@ def test_pip_install_into_a_fresh_venv(tmp_path):
     checked = subprocess.run(cli + ["check", DOMAIN, "--json", "--workers", "1"],
                              capture_output=True, text=True, env=env, timeout=600)
     assert checked.returncode == 0 and json.loads(checked.stdout)[0]["ok"]
+
+
+def test_docs_show_the_plugin_verbatim():
+    """docs/plugins.md carries the example's module and entry point exactly (no drift)."""
+    doc = (ROOT / "docs" / "plugins.md").read_text()
+    module = (EXAMPLE / "posttrain_example_plugin" / "__init__.py").read_text()
+    assert f"```python\n{module}```" in doc
+    assert '[project.entry-points."posttrain.domains"]\nexample = "posttrain_example_plugin"' in doc
+    assert len(module.splitlines()) <= 40

@@ -1,10 +1,7 @@
-"""Winning moves in Nim, ``games.nim_move-v1``: a third-party posttrain domain plugin.
-
-``heaps 3 5 6`` -> any move ``HEAP COUNT`` that leaves the heaps' XOR at 0 (here ``1 2``).
-Many answers are correct, so the verifier checks the move instead of matching one label.
-"""
+"""games.nim_move-v1: give a move that leaves Nim heaps with XOR 0 (any such move is right)."""
 import random
 from functools import reduce
+from operator import xor
 
 from posttrain.core.types import Score
 from posttrain.domains import make_task, register_domain
@@ -16,19 +13,15 @@ class NimMove:
     id, family, difficulties, env_kind = "games.nim_move-v1", "games", (1, 2, 3), "single_turn"
 
     def generate(self, rng: random.Random, difficulty: int):
-        while True:  # only positions with a winning move (XOR != 0)
+        heaps = [0]
+        while not reduce(xor, heaps):  # only positions that have a winning move
             heaps = [rng.randint(1, 4 * difficulty + 3) for _ in range(difficulty + 2)]
-            if reduce(int.__xor__, heaps):
-                break
-        text = " ".join(map(str, heaps))
-        prompt = (f"Nim heaps: {text}. A move takes COUNT >= 1 objects from one heap. Answer "
-                  "'HEAP COUNT' (heaps numbered from 1) for a move after which the XOR of all "
-                  "heaps is 0.")
-        return make_task(self.id, difficulty, prompt, public={"heaps": heaps})
+        return make_task(self.id, difficulty, f"Nim heaps: {' '.join(map(str, heaps))}. Answer "
+                         "'HEAP COUNT' (heap numbered from 1): take COUNT >= 1 objects from that "
+                         "heap so that the XOR of all heaps becomes 0.", public={"heaps": heaps})
 
     def solve(self, task):
-        heaps = task.public["heaps"]
-        x = reduce(int.__xor__, heaps)
+        heaps, x = task.public["heaps"], reduce(xor, task.public["heaps"])
         i = next(i for i, h in enumerate(heaps) if h ^ x < h)
         return f"{i + 1} {heaps[i] - (heaps[i] ^ x)}"
 
@@ -36,15 +29,12 @@ class NimMove:
         heaps, parts = list(task.public["heaps"]), extract_answer(answer).split()
         ok = len(parts) == 2 and all(p.isdigit() for p in parts)
         i, k = (int(parts[0]) - 1, int(parts[1])) if ok else (-1, 0)
-        if ok and 0 <= i < len(heaps) and 1 <= k <= heaps[i]:
+        ok = ok and 0 <= i < len(heaps) and 1 <= k <= heaps[i]
+        if ok:
             heaps[i] -= k
-            ok = reduce(int.__xor__, heaps) == 0
-        else:
-            ok = False
-        return Score(1.0 if ok else 0.0, reason="winning move" if ok else "not a winning move",
-                     verifier_version=self.id)
+        return Score(float(ok and reduce(xor, heaps) == 0), verifier_version=self.id)
 
-    def probes(self, task):
-        heaps = task.public["heaps"]
-        return {"too_many": f"1 {heaps[0] + 1}", "take_none": "1 0", "heap_zero": "0 1",
-                "no_such_heap": f"{len(heaps) + 1} 1", "two_moves": self.solve(task) + " 1 1"}
+    def probes(self, task):  # wrong moves a lazy policy might try; each must score 0
+        h = task.public["heaps"]
+        return {"too_many": f"1 {h[0] + 1}", "take_none": "1 0", "no_heap": f"{len(h) + 1} 1",
+                "two_moves": self.solve(task) + " 1 1"}

@@ -1,9 +1,10 @@
 """Builds :mod:`._rg_manifest` from the installed reasoning-gym (a maintainer's tool).
 
-``python -m posttrain.domains.adapters._rg_survey [NAMES...] > _rg_manifest.py`` tries every
+``python -m posttrain.domains.adapters._rg_survey [NAMES...] > _rg_manifest.py`` (or in
+parallel shards: ``--shard K/N --json`` then ``--render`` the shards' JSON) tries every
 generator: for each curriculum level (at most nine, evenly spaced) the banded configuration,
 else the inclusive one; a level is usable when its config validates, four items generate in
-under 0.3 s each on average (10 s budget), the reference answer scores 1.0 through the
+under 0.5 s each on average (10 s budget), the reference answer scores 1.0 through the
 hardened scorer, and its configuration differs from the previous usable level's. Up to five
 usable levels, evenly spaced, become posttrain difficulties 1..n (at least three are needed).
 The resulting domain must then pass :func:`posttrain.domains.check_domain` (seeds 0 and 1);
@@ -35,8 +36,9 @@ FAMILY_OVERRIDES = {  # string manipulation is text_data; a needle in a haystack
     "number_sequence": "math", "rectangle_count": "math",
 }
 SKIP = {"composite": "a mixer of other generators, not a generator"}
-SIZES = {"acre": 1000}
+SIZES = {"acre": 1000, "word_ladder": 2000}  # generators that precompute `size` items
 MAX_CANDIDATES, MAX_LEVELS = 9, 5
+PER_ITEM_S = 0.5
 
 
 class _Slow(Exception):
@@ -53,7 +55,7 @@ def family_of(name: str, category: str) -> str:
 
 def _try_level(name: str, family: str, level: Any) -> tuple[bool, str, str]:
     """(usable, why not, config fingerprint) for one (rg level, mode)."""
-    from .reasoning_gym import RGDomain, build_dataset, reference
+    from .reasoning_gym import RGDomain, build_dataset, reference, scorer_for
 
     dom = RGDomain(name, family, (level, level, level), SIZES.get(name))
     signal.alarm(10)
@@ -62,13 +64,13 @@ def _try_level(name: str, family: str, level: Any) -> tuple[bool, str, str]:
         cfg = {k: v for k, v in vars(ds.config).items() if k not in ("seed", "size")}
         t0 = time.perf_counter()
         items = [ds[i] for i in (0, 1, 17, 1234)]
-        if (time.perf_counter() - t0) / 4 > 0.3:
-            return False, "generation slower than 0.3 s per item", ""
+        if (time.perf_counter() - t0) / 4 > PER_ITEM_S:
+            return False, f"generation slower than {PER_ITEM_S} s per item", ""
         for it in items:
             ref = reference(name, it)
             from ._rg_scoring import hardened_score
 
-            if hardened_score(ds.score_answer, it, ref, ref, dom.id).value != 1.0:
+            if hardened_score(scorer_for(name, ds), it, ref, ref, dom.id).value != 1.0:
                 return False, "reference answer does not score 1.0", ""
         return True, "", repr(sorted(cfg.items()))
     except _Slow:
@@ -124,17 +126,46 @@ def conforms(name: str, family: str, levels: Any) -> str:
 
     from .reasoning_gym import RGDomain
 
-    rep = check_domain(RGDomain(name, family, levels, SIZES.get(name)), seeds=(0, 1))
+    signal.alarm(180)  # a generator with pathological items (minutes for one) is unusable
+    try:
+        rep = check_domain(RGDomain(name, family, levels, SIZES.get(name)), seeds=(0, 1))
+    except _Slow:
+        return "some items take minutes to generate (conformance check over 180 s)"
+    finally:
+        signal.alarm(0)
     return "" if rep.ok else rep.failures[0][:160]
 
 
-def main(names: list[str]) -> None:
+def main(argv: list[str]) -> None:
+    """``[NAMES...]`` -> the manifest on stdout; ``--shard K/N --json`` -> one shard's result
+    as JSON (run shards in parallel); ``--render A.json B.json ...`` -> the merged manifest."""
+    import json
+
+    if argv[:1] == ["--render"]:
+        table, dropped = {}, {}
+        for path in argv[1:]:  # a later file's verdict on a generator replaces an earlier one
+            with open(path) as fh:
+                part = json.load(fh)
+            for k, (f, lv) in part["table"].items():
+                table[k] = (f, tuple(map(tuple, lv)) if lv else ())
+                dropped.pop(k, None)
+            for k, why in part["dropped"].items():
+                dropped[k] = why
+                table.pop(k, None)
+        print(render(table, dropped))
+        return
     warnings.filterwarnings("ignore")
     signal.signal(signal.SIGALRM, _alarm)
     from reasoning_gym import factory
 
+    as_json = "--json" in argv
+    names = [a for a in argv if not a.startswith("--") and "/" not in a] or sorted(factory.DATASETS)
+    if "--shard" in argv:
+        k, n = map(int, argv[argv.index("--shard") + 1].split("/"))
+        names = names[k::n]
     table, dropped = {}, {}
-    for name in names or sorted(factory.DATASETS):
+    real_stdout, sys.stdout = sys.stdout, sys.stderr  # some generators print progress dots
+    for name in names:
         t0 = time.perf_counter()
         family, levels, why = survey(name)
         if levels is not None:
@@ -145,7 +176,8 @@ def main(names: list[str]) -> None:
             table[name] = (family, levels)
         print(f"{name}: {'ok' if not why else 'DROP ' + why} ({time.perf_counter() - t0:.1f}s)",
               file=sys.stderr, flush=True)
-    print(render(table, dropped))
+    sys.stdout = real_stdout
+    print(json.dumps({"table": table, "dropped": dropped}) if as_json else render(table, dropped))
 
 
 def render(table: dict, dropped: dict) -> str:

@@ -18,11 +18,14 @@ pays ``len(oracle) / len(answer)`` for an answer that merely contains the oracle
 
 - the answer is extracted strictly (:func:`posttrain.verifiers.text.extract_answer`: the last
   ``<answer>`` block, else the whole text, stripped); empty answers score 0;
-- answers longer than ``3 * len(oracle) + 64`` characters score 0 (padding and floods);
-- an answer listing several candidates (one per line or comma/space separated where the
-  oracle has no separator) scores 0 whenever any single-candidate reading differs;
+- answers longer than ``3 * len(oracle) + 64`` characters, or with more lines than the
+  reference, score 0 (padding, floods, one candidate per line);
 - reasoning-gym's ``score_answer`` then runs on the extracted text; only a full 1.0 counts
   (reward in {0, 1}: no partial credit at all); a scorer exception is a 0 with its reason;
+- an accepted answer scores 0 anyway when a proper part of it (a run of as many tokens as the
+  reference, or a comma/line/"or"-separated piece) is accepted on its own: that answer is a
+  right one padded with more (``5 6``, ``(1, 2), not (1, 2)``, ``x**2 or 0``);
+- generators whose own scorer is broken get a strict one instead (:data:`SCORERS`);
 - the task is regenerated from ``(difficulty, index)`` at scoring time and must match the
   prompt, else the Score carries an ``error`` (a non-deterministic generator is a verifier
   failure, never a silent reward).
@@ -33,8 +36,10 @@ reference answer is missing or cannot be hardened (listed in :data:`._rg_manifes
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+import sys
 import threading
 from collections import OrderedDict
 from typing import Any, Callable
@@ -72,14 +77,18 @@ def build_dataset(name: str, level: Any, size: int) -> Any:
     factory = _rg()
     ds_cls, cfg_cls = factory.DATASETS[name]
     if level is None:
-        return ds_cls(config=cfg_cls(seed=SEED, size=size))
-    from reasoning_gym.coaching.base_curriculum import DefaultCurriculumContext, RangeAttributeMode
+        config = cfg_cls(seed=SEED, size=size)
+    else:
+        from reasoning_gym.coaching.base_curriculum import DefaultCurriculumContext, RangeAttributeMode
 
-    rg_level, mode = level
-    cur = factory.create_curriculum(name)
-    cur.set_global_level(rg_level)
-    ctx = DefaultCurriculumContext(mode=RangeAttributeMode(mode))
-    return ds_cls(config=cur.generate_configuration({"seed": SEED, "size": size}, context=ctx))
+        rg_level, mode = level
+        cur = factory.create_curriculum(name)
+        cur.set_global_level(rg_level)
+        ctx = DefaultCurriculumContext(mode=RangeAttributeMode(mode))
+        config = cur.generate_configuration({"seed": SEED, "size": size}, context=ctx)
+    # Some generators print progress while they build; stdout may carry a --json document.
+    with contextlib.redirect_stdout(sys.stderr):
+        return ds_cls(config=config)
 
 
 def _json_map(value: Any) -> str:
@@ -96,6 +105,28 @@ REFERENCES: dict[str, Callable[[dict], str]] = {
     "propositional_logic": lambda item: str(item["metadata"]["example_answer"]),
     "rubiks_cube": lambda item: str(item["metadata"]["example_correct_answer"]).strip(),
 }
+
+
+def _exact_label(answer: str | None, entry: dict) -> float:
+    """Case-insensitive exact match of the whole answer (for generators with a broken scorer)."""
+    return float(isinstance(answer, str) and answer.strip().lower() == str(entry["answer"]).strip().lower())
+
+
+# reasoning-gym scorers that cannot be hardened by wrapping, replaced by a strict one.
+SCORERS: dict[str, Callable[[str, dict], float]] = {
+    # bool(answer) == bool(entry["answer"]): any non-empty text scores 1.0
+    "game_of_life_halting": _exact_label,
+}
+
+# Generators that legitimately show their answer in the prompt (conformance exemptions).
+EXEMPT: dict[str, dict[str, str]] = {
+    "needle_haystack": {"answer_in_prompt": "the task is to find the answer in the text"},
+    "number_format": {"answer_in_prompt": "the answer is one of the numbers listed"},
+}
+
+
+def scorer_for(name: str, dataset: Any) -> Callable[[str, dict], float]:
+    return SCORERS.get(name) or dataset.score_answer
 
 
 def reference(name: str, item: dict) -> str:
@@ -124,6 +155,7 @@ class RGDomain:
         self.difficulties = tuple(range(1, len(self._levels) + 1))
         self.size = size or SIZES.get(name, DEFAULT_SIZE)
         self.description = f"reasoning-gym generator {name!r} (hardened scorer, no partial credit)."
+        self.conformance_exempt = dict(EXEMPT.get(name, {}))
         self._ds: dict[int, Any] = {}
         self._cuts: tuple[int, int] | None = None
         self._entries: OrderedDict[tuple[int, int], dict] = OrderedDict()
@@ -193,7 +225,7 @@ class RGDomain:
             return Score(0.0, error=ErrorInfo("verifier", "reasoning-gym regenerated a different "
                                               "task (non-deterministic generator?)"),
                          verifier_version=self.id)
-        scorer = self.dataset(task.difficulty).score_answer
+        scorer = scorer_for(self.rg_name, self.dataset(task.difficulty))
         return hardened_score(scorer, item, answer, str(task.hidden["answer"]), self.id)
 
     def probes(self, task: Task) -> dict[str, str]:
