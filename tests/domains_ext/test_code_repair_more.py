@@ -122,3 +122,24 @@ def test_refactor_partial_simplification():
     half = task.hidden["reference"].replace(":\n        return", " and x == x:\n        return")
     s = dom.score(task, format_answer(half))
     assert 0.05 < s.value < 1.0, s
+
+
+def test_tdd_doctest_episode():
+    from posttrain.envs.conformance import run_episode
+    from posttrain.envs.tool_env import format_call
+
+    dom = get_domain("code.tdd_doctest")
+    for d in dom.difficulties:
+        task = sample_task(dom, 0, d)
+        assert run_episode(dom, task, dom.reference_actions(task)).value == pytest.approx(1.0)
+    env = dom.make_env(task)
+    try:
+        env.reset()
+        from posttrain.core.types import Completion
+        out = env.step(Completion(text=format_call("run_doctests", {})))
+        assert "Failed example" in out.observation.messages[0]["content"]  # the bug shows
+    finally:
+        env.close()
+    probes = dom.probes(task)
+    for name in ("rewrite_expected", "delete_doctests", "buggy_unchanged"):
+        assert run_episode(dom, task, probes[name]).value == 0.0, name
