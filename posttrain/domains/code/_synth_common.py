@@ -140,7 +140,7 @@ def defines(code: str, name: str, kind: str) -> bool:
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True  # let the verifier's static gate report the parse failure
+        return False
     want = ast.ClassDef if kind == "class" else ast.FunctionDef
     return any(isinstance(n, want) and n.name == name for n in tree.body)
 
@@ -231,12 +231,13 @@ class SynthDomain:
         return inputs, expected
 
     def score_code(self, task: Task, code: str) -> Score:
-        inputs, expected = self.tests(task)
-        if not defines(code, self.target, self.kind):
+        if not defines(code, self.target, self.kind):  # before drawing the large input: cheap
             return Score(0.0, components={"static": (0.0, 0.0), "correct": (0.0, 0.9)},
-                         passed=0, total=len(inputs),
-                         reason=f"static check: no top-level {self.kind} {self.target!r}",
+                         passed=0, total=len(task.hidden["inputs"]) + ("big_seed" in task.hidden),
+                         reason=f"static check: no top-level {self.kind} {self.target!r} "
+                                "(or the program does not parse)",
                          verifier_version=self.id)
+        inputs, expected = self.tests(task)
         tail = "\n\n" + self.driver if self.driver else ""
         return verify_function(code + tail, fn_name=CHECK if self.driver else self.target,
                                inputs=inputs, expected=expected,
