@@ -120,6 +120,20 @@ class AsyncConfig(_Strict):
     ray_resources: dict[str, float] = Field(default_factory=dict, description="extra actor resources")
 
 
+class AgentConfig(_Strict):
+    """Budgets and context management of multi-turn episodes (the agent loop)."""
+
+    max_turns: int = Field(8, ge=1)
+    max_total_tokens: int = Field(4096, ge=1)
+    timeout_s: float = Field(300.0, gt=0)
+    max_context_chars: int | None = Field(16_000, ge=100, description="None: never compact")
+    keep_recent_tool_outputs: int = Field(2, ge=0)
+    old_tool_output_chars: int = Field(200, ge=0)
+    summary: bool = True
+    working_memory: bool = True
+    env_workers: int = Field(4, ge=1)
+
+
 class InferenceConfig(_Strict):
     backend: Literal["hf", "fake", "openai", "vllm"] = "hf"
     base_url: str | None = None
@@ -138,6 +152,7 @@ class RunConfig(_Strict):
     eval: EvalConfig = EvalConfig()
     inference: InferenceConfig = InferenceConfig()
     async_rl: AsyncConfig = AsyncConfig()
+    agent: AgentConfig = AgentConfig()
 
     @model_validator(mode="after")
     def _domains_nonempty(self) -> "RunConfig":

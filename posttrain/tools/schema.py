@@ -1,9 +1,10 @@
 """A small JSON-schema validator for tool arguments, and the OpenAI tool-spec shape.
 
 What it is: :func:`validate` checks arguments against the subset of JSON Schema that tool
-specs use (``type`` object/string/integer/number/boolean/array, ``properties``,
-``required``, ``additionalProperties: false``, ``enum``, ``minimum``/``maximum``,
-``maxLength``, ``items``) and returns a list of human-readable problems (empty when valid);
+specs use (``type`` object/string/integer/number/boolean/array/null or a list of them,
+``properties``, ``required``, ``additionalProperties: false``, ``enum``,
+``minimum``/``maximum``, ``minLength``/``maxLength``, ``items``, ``minItems``/``maxItems``)
+and returns a list of human-readable problems (empty when valid);
 :func:`function_spec` builds ``{"type": "function", "function": {...}}``.
 
 Guarantees: never raises on any input (malformed arguments are reported, not thrown);
@@ -22,7 +23,19 @@ _TYPES = {
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "array": lambda v: isinstance(v, list),
+    "null": lambda v: v is None,
 }
+
+
+def _kind_of(value: Any, declared: Any) -> tuple[str | None, bool]:
+    """The declared type that ``value`` matches (a ``type`` may list several), and whether any does."""
+    if not declared:
+        return None, True
+    kinds = declared if isinstance(declared, list) else [declared]
+    for kind in kinds:
+        if not isinstance(kind, str) or _TYPES.get(kind, lambda v: True)(value):
+            return (kind if isinstance(kind, str) else None), True
+    return None, False
 
 
 def function_spec(name: str, description: str, properties: dict, required: list[str]) -> dict:
@@ -33,10 +46,12 @@ def function_spec(name: str, description: str, properties: dict, required: list[
 
 
 def validate(value: Any, schema: dict, where: str = "arguments") -> list[str]:
+    if not isinstance(schema, dict):
+        return []  # a malformed schema constrains nothing; never raise
     problems: list[str] = []
-    kind = schema.get("type")
-    if kind and not _TYPES.get(kind, lambda v: True)(value):
-        return [f"{where}: expected {kind}, got {type(value).__name__}"]
+    kind, ok = _kind_of(value, schema.get("type"))
+    if not ok:
+        return [f"{where}: expected {schema.get('type')}, got {type(value).__name__}"]
     if "enum" in schema and value not in schema["enum"]:
         problems.append(f"{where}: {value!r} is not one of {schema['enum']}")
     if kind in ("integer", "number"):
@@ -46,9 +61,16 @@ def validate(value: Any, schema: dict, where: str = "arguments") -> list[str]:
             problems.append(f"{where}: {value} > maximum {schema['maximum']}")
     if kind == "string" and "maxLength" in schema and len(value) > schema["maxLength"]:
         problems.append(f"{where}: longer than {schema['maxLength']} characters")
-    if kind == "array" and "items" in schema:
-        for i, item in enumerate(value):
-            problems += validate(item, schema["items"], f"{where}[{i}]")
+    if kind == "string" and "minLength" in schema and len(value) < schema["minLength"]:
+        problems.append(f"{where}: shorter than {schema['minLength']} characters")
+    if kind == "array":
+        if "minItems" in schema and len(value) < schema["minItems"]:
+            problems.append(f"{where}: fewer than {schema['minItems']} items")
+        if "maxItems" in schema and len(value) > schema["maxItems"]:
+            problems.append(f"{where}: more than {schema['maxItems']} items")
+        if "items" in schema:
+            for i, item in enumerate(value):
+                problems += validate(item, schema["items"], f"{where}[{i}]")
     if kind == "object":
         props = schema.get("properties", {})
         for key in schema.get("required", []):

@@ -1,6 +1,6 @@
 """Held-out greedy accuracy per domain: the before/after numbers of a training run.
 
-Uses the same rollout and verifiers as training (``run_groups`` with one greedy sample per
+Uses the same rollout and verifiers as training (``run_any_groups`` with one greedy sample per
 task) on tasks whose seeds never occur in training (see :mod:`posttrain.trainer.tasks`).
 Accuracy is the mean verifier reward over the tasks whose verification succeeded; a task
 whose verification (or generation) failed is left out of the mean and counted in ``errors``
@@ -14,13 +14,13 @@ from typing import Any, Sequence
 
 from posttrain.core.config import DomainSpec
 from posttrain.inference.base import InferenceBackend, SamplingParams
-from posttrain.rollout.single_turn import run_groups
+from posttrain.rollout import EpisodeLimits, run_any_groups
 from posttrain.trainer.tasks import heldout_tasks
 
 
 def heldout_accuracy(backend: InferenceBackend, specs: Sequence[DomainSpec], n_per_domain: int,
-                     seed_offset: int, max_new_tokens: int = 16,
-                     batch_size: int = 256) -> dict[str, Any]:
+                     seed_offset: int, max_new_tokens: int = 16, batch_size: int = 256,
+                     limits: EpisodeLimits | None = None) -> dict[str, Any]:
     """``{"overall": acc, "per_domain": {id: acc}, "stderr": {...}, "n": ..., "errors": ...}``."""
     params = SamplingParams(n=1, greedy=True, temperature=1.0, max_new_tokens=max_new_tokens)
     per_domain: dict[str, float] = {}
@@ -30,7 +30,7 @@ def heldout_accuracy(backend: InferenceBackend, specs: Sequence[DomainSpec], n_p
         tasks = heldout_tasks(spec, n_per_domain, seed_offset)
         rewards: list[float] = []
         for i in range(0, len(tasks), batch_size):
-            for g in run_groups(backend, tasks[i:i + batch_size], params):
+            for g in run_any_groups(backend, tasks[i:i + batch_size], params, limits=limits):
                 t = g.trajectories[0]
                 errors += int(not t.usable)
                 if t.usable:

@@ -41,7 +41,7 @@ from posttrain.trainer.phases import load_policy, run_dpo, run_sft, set_threads
 from posttrain.trainer.plots import reward_curves
 from posttrain.trainer.progress import RunProgress
 from posttrain.trainer.loop import TaskLedger, train_async
-from posttrain.trainer.reference_loop import RLState, train_rl
+from posttrain.trainer.reference_loop import RLState, episode_limits, train_rl
 from posttrain.trainer.sft import pad_id_of
 from posttrain.trainer.tasks import TaskStream
 
@@ -55,7 +55,8 @@ def _timed(wall: dict[str, float], name: str) -> Iterator[None]:
 
 def _heldout(backend: HFBackend, cfg: RunConfig) -> dict[str, Any]:
     return heldout_accuracy(backend, cfg.domains, cfg.eval.heldout_per_domain,
-                            cfg.eval.seed_offset, cfg.eval.max_new_tokens)
+                            cfg.eval.seed_offset, cfg.eval.max_new_tokens,
+                            limits=episode_limits(cfg.agent))
 
 
 def _truncate_metrics(path: Path, last_step: int) -> None:
@@ -156,7 +157,8 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
                 state = train_async(model, optimizer, backend, stream, cfg.rl, config=cfg.async_rl,
                                     ledger=TaskLedger(out / "tasks.jsonl"), **common)
             else:  # the synchronous reference loop
-                state = train_rl(model, optimizer, backend, stream, cfg.rl, **common)
+                state = train_rl(model, optimizer, backend, stream, cfg.rl,
+                                 limits=episode_limits(cfg.agent), **common)
             checkpoint(state)
         groups_file.close()
         with _timed(wall, "eval_after"):

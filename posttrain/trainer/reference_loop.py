@@ -7,7 +7,7 @@ staleness bound is 0.
 One step:
 1. draw ``prompts_per_step`` tasks from the :class:`~posttrain.trainer.tasks.TaskStream`;
 2. sample ``group_size`` completions per task with the inference backend (behaviour policy
-   = the current weights) and verify each with its domain's verifier (``run_groups``);
+   = the current weights) and verify each with its domain's verifier (``run_any_groups``: single-turn tasks in one batched call, multi-turn ones through the agent loop);
 3. optionally drop groups whose rewards are all equal (DAPO's dynamic filter: they carry
    no group-relative signal);
 4. advantages per the algorithm's estimator; a padded :class:`PolicyBatch`;
@@ -38,7 +38,8 @@ import torch
 from posttrain.core.config import RLConfig
 from posttrain.core.types import TrajectoryGroup
 from posttrain.inference.base import InferenceBackend, SamplingParams
-from posttrain.rollout.single_turn import run_groups
+from posttrain.core.config import AgentConfig
+from posttrain.rollout import ContextConfig, EpisodeLimits, run_any_groups
 from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
 from posttrain.trainer.batch import PolicyBatch, build_policy_batch
 from posttrain.trainer.logprobs import frozen_logprobs, token_logprobs_and_entropy
@@ -121,14 +122,16 @@ def policy_update(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batc
 def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: InferenceBackend,
             stream: TaskStream, rl: RLConfig, state: RLState, *, pad_id: int, seed: int = 0,
             ref_model: torch.nn.Module | None = None, lr_scheduler: Any = None,
-            on_groups: Callable[[list[TrajectoryGroup]], None] | None = None) -> dict[str, float]:
+            on_groups: Callable[[list[TrajectoryGroup]], None] | None = None,
+            limits: EpisodeLimits | None = None) -> dict[str, float]:
     """One synchronous RL step; mutates ``model``, ``optimizer``, ``stream``, ``state``.
 
     ``on_groups`` sees the step's verified groups (e.g. to keep them for an audit)."""
     algo = get_algorithm(rl.algorithm)
     t0 = time.perf_counter()
     tasks = stream.next(rl.prompts_per_step)
-    groups = run_groups(backend, tasks, sampling_params(rl, seed * 1_000_003 + state.step))
+    groups = run_any_groups(backend, tasks, sampling_params(rl, seed * 1_000_003 + state.step),
+                            limits=limits)
     t_sample = time.perf_counter() - t0
     metrics = rollout_metrics(groups)
     if on_groups is not None:
@@ -159,6 +162,16 @@ def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: I
     return metrics
 
 
+def episode_limits(agent: AgentConfig) -> EpisodeLimits:
+    """The agent loop's budgets from the run config's ``agent`` section."""
+    ctx = ContextConfig(max_context_chars=agent.max_context_chars,
+                        keep_recent_tool_outputs=agent.keep_recent_tool_outputs,
+                        old_tool_output_chars=agent.old_tool_output_chars,
+                        summary=agent.summary, working_memory=agent.working_memory)
+    return EpisodeLimits(max_turns=agent.max_turns, max_total_tokens=agent.max_total_tokens,
+                         timeout_s=agent.timeout_s, context=ctx, env_workers=agent.env_workers)
+
+
 def frozen_reference(model: torch.nn.Module) -> torch.nn.Module:
     """A frozen copy of the policy (the KL reference)."""
     ref = copy.deepcopy(model).eval()
@@ -172,13 +185,15 @@ def train_rl(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: 
              state: RLState | None = None, on_step: MetricsFn | None = None,
              checkpoint: Callable[[RLState], None] | None = None, checkpoint_every: int = 0,
              lr_scheduler: Any = None, progress: Callable[[int], None] | None = None,
-             on_groups: Callable[[list[TrajectoryGroup]], None] | None = None) -> RLState:
+             on_groups: Callable[[list[TrajectoryGroup]], None] | None = None,
+             limits: EpisodeLimits | None = None) -> RLState:
     """Run ``rl.steps`` steps (resuming from ``state.step``)."""
     state = state or RLState()
     ref_model = frozen_reference(model) if rl.kl_coef > 0 else None
     while state.step < rl.steps:
         metrics = rl_step(model, optimizer, backend, stream, rl, state, pad_id=pad_id, seed=seed,
-                          ref_model=ref_model, lr_scheduler=lr_scheduler, on_groups=on_groups)
+                          ref_model=ref_model, lr_scheduler=lr_scheduler, on_groups=on_groups,
+                          limits=limits)
         if on_step is not None:
             on_step(state.step, metrics)
         if checkpoint is not None and checkpoint_every and state.step % checkpoint_every == 0:

@@ -76,3 +76,15 @@ def test_validate_rejects_bool_as_number():
     schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
     assert validate({"n": 1}, schema) == []
     assert validate({"n": True}, schema) and validate({}, schema) and validate([], schema)
+
+
+def test_schema_validator_type_lists_and_item_counts_never_raise():
+    from posttrain.tools.schema import validate
+
+    assert validate(3, {"type": ["string", "integer"]}) == []
+    assert validate(3.5, {"type": ["string", "integer"]})  # neither type
+    assert validate(None, {"type": ["null", "string"]}) == []
+    assert validate([], {"type": "array", "minItems": 1}) == ["arguments: fewer than 1 items"]
+    assert validate([1, 2, 3], {"type": "array", "maxItems": 2})
+    assert validate("", {"type": "string", "minLength": 1})
+    assert validate({"a": 1}, "not a schema") == []  # malformed schema: reported nothing, no raise
