@@ -142,3 +142,23 @@ def test_every_rg_domain_conforms(domain_id):
 def test_rgdomain_without_table_entry_needs_explicit_family():
     with pytest.raises(KeyError):
         RGDomain("no_such_generator")
+
+
+def test_registry_aliases_when_supported():
+    """``rg.<name>`` resolves through the registry itself once it supports aliases."""
+    if not callable(getattr(DOMAINS, "alias", None)):
+        pytest.skip("the registry has no alias support yet (see posttrain.domains.adapters)")
+    did = rg_id("gcd")
+    assert DOMAINS.resolve("rg.gcd") == did == DOMAINS.resolve("rg.gcd-v1")
+    assert DOMAINS.get("rg.gcd") is DOMAINS.get(did)
+    assert not [i for i in DOMAINS.ids() if i.startswith("rg.")]
+
+
+def test_domain_pickles_without_its_caches():
+    import pickle
+
+    dom = DOMAINS.get(rg_id("gcd"))
+    t = sample_task(dom, 3, 2)
+    copy = pickle.loads(pickle.dumps(dom))
+    assert copy.id == dom.id and copy._ds == {}
+    assert sample_task(copy, 3, 2) == t and copy.score(t, dom.solve(t)).value == 1.0

