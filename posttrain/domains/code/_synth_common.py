@@ -32,6 +32,7 @@ Does not: check complexity beyond the time limit, or run anything but Python.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import random
 from dataclasses import dataclass, field
@@ -72,6 +73,16 @@ def raises_driver(fn: str, excs: tuple[str, ...] = ("ValueError",)) -> str:
     lines = [f"def {CHECK}(*args):", "    try:", f"        return {{'ok': {fn}(*args)}}"]
     lines += [f"    except {e}:\n        return {{'raises': '{e}'}}" for e in excs]
     return "\n".join(lines) + "\n"
+
+
+def digest_driver(fn: str) -> str:
+    """``_check`` returns the result, or for a list longer than 200 a digest of it (length and a
+    polynomial hash of its items' text) so a large test's expected output keeps the task small."""
+    return (f"def {CHECK}(*args):\n    res = {fn}(*args)\n"
+            "    if not isinstance(res, list) or len(res) <= 200:\n        return res\n"
+            "    h = 0\n    for item in res:\n        for ch in str(item) + '\\n':\n"
+            "            h = (h * 1000003 + ord(ch)) % 2305843009213693951\n"
+            "    return ['digest', len(res), h]\n")
 
 
 def class_driver(cls: str, methods: tuple[str, ...], excs: tuple[str, ...] = (),
@@ -165,13 +176,18 @@ class SynthDomain:
     def __post_init__(self) -> None:
         self.difficulties = tuple(sorted(self.levels))
 
+    @property
+    def wrapped(self) -> bool:
+        """Whether outputs are ``{"ok": ...}``/``{"raises": ...}`` (a :func:`raises_driver`)."""
+        return "{'ok':" in self.driver
+
     # ---------------------------------------------------------------- generation
     def _example(self, args: list, out: Any) -> str:
         if self.render is not None:
             return self.render(args, out)
         if self.kind == "class":
             return render_class(self.target, args, out, self.clock)
-        return render_function(self.target, args, out, wrapped=bool(self.driver))
+        return render_function(self.target, args, out, wrapped=self.wrapped)
 
     def generate(self, rng: random.Random, difficulty: int) -> Task:
         lv = self.levels[difficulty]
@@ -206,9 +222,7 @@ class SynthDomain:
         if lv.big is not None:
             seed = rng.randrange(1 << 30)
             hidden["big_seed"] = seed
-            hidden["big_expected"] = run_reference(ref + "\n\n" + self.driver,
-                                                   CHECK if self.driver else self.target,
-                                                   [lv.big(random.Random(seed), c)])
+            hidden["big_expected"] = list(_big_expected(self, d, seed, json.dumps(c, sort_keys=True), ref))
         what = "class" if self.kind == "class" else "function"
         ex = "\n".join(self._example(a, o) for a, o in public)
         prompt = (f"Write a Python {what}. {spec}\nExamples:\n{ex}\n"
@@ -218,6 +232,13 @@ class SynthDomain:
                                  "examples": public})
 
     # ---------------------------------------------------------------- reference, verifier
+    def big_input(self, difficulty: int, seed: int, consts: Mapping[str, Any]) -> list:
+        """The large test's arguments (read-only: shared by the small cache below)."""
+        return _big_cached(self, difficulty, seed, json.dumps(consts, sort_keys=True))
+
+    def __hash__(self) -> int:  # the cache key; one instance per registered id
+        return hash(self.id)
+
     def solve(self, task: Task) -> str:
         return format_answer(task.hidden["reference"])
 
@@ -225,8 +246,7 @@ class SynthDomain:
         h = task.hidden
         inputs, expected = list(h["inputs"]), list(h["expected"])
         if "big_seed" in h:
-            lv = self.levels[task.difficulty]
-            inputs.append(lv.big(random.Random(h["big_seed"]), h["consts"]))
+            inputs.append(self.big_input(task.difficulty, h["big_seed"], h["consts"]))
             expected += h["big_expected"]
         return inputs, expected
 
@@ -272,7 +292,7 @@ class SynthDomain:
         t = self.target
         exp = task.hidden["expected"]
         common = json.loads(max((json.dumps(e) for e in exp), key=lambda s: [json.dumps(x) for x in exp].count(s)))
-        if self.driver and self.kind == "function":  # unwrap: the target's own return value
+        if self.wrapped:  # unwrap: the target's own return value
             common = common.get("ok") if isinstance(common, dict) else None
         table = {json.dumps(a): o for a, o in task.public["examples"]}
         if self.kind == "class":
@@ -295,6 +315,20 @@ class SynthDomain:
                                  f"    f.write('{{\"i\": 0, \"ok\": true, \"r\": 0}}\\n')\n")
         progs["driver_only"] = f"def {CHECK}(*args):\n    return ['ok', 0]\n"
         return {k: format_answer(v) for k, v in progs.items()}
+
+
+@functools.lru_cache(maxsize=8)
+def _big_cached(dom: SynthDomain, difficulty: int, seed: int, consts: str) -> list:
+    # Generating a large input costs tens of milliseconds and the same one is drawn at task
+    # generation and at every verification of that task: keep the last few.
+    return dom.levels[difficulty].big(random.Random(seed), json.loads(consts))
+
+
+@functools.lru_cache(maxsize=8)
+def _big_expected(dom: SynthDomain, difficulty: int, seed: int, consts: str, ref: str) -> tuple:
+    # The same task is generated several times (determinism checks, transport, resampling).
+    args = _big_cached(dom, difficulty, seed, consts)
+    return tuple(run_reference(ref + "\n\n" + dom.driver, CHECK if dom.driver else dom.target, [args]))
 
 
 def lcg_ints(rng: random.Random, n: int, lo: int, hi: int) -> list[int]:

@@ -4,7 +4,8 @@ Domains:
 
 - ``code.synth_dedupe-v1``: stable de-duplication — d1 keep first occurrences, d2 keep last
   occurrences (in their order), d3 case-insensitive on words keeping the first spelling, with
-  a 60,000-word hidden test under a time limit (a quadratic ``not in list`` scan times out).
+  a 60,000-word hidden test under a time limit (a quadratic ``not in list`` scan times out;
+  its output is compared through a digest, :func:`._synth_common.digest_driver`).
 - ``code.synth_pair_sum-v1``: counting index pairs ``i < j`` with ``xs[i] + xs[j] == t`` —
   d1 small lists, d2 counting distinct *value* pairs, d3 a 20,000-element test (O(n²) fails).
 - ``code.synth_window-v1``: sliding-window statistics with ``ValueError`` on a bad window —
@@ -23,7 +24,7 @@ import random
 
 from posttrain.domains.base import register_domain
 
-from ._synth_common import Level, SynthDomain, lcg_ints, raises_driver, word
+from ._synth_common import Level, SynthDomain, digest_driver, lcg_ints, raises_driver, word
 
 BIG = "Hidden tests include one large input (see the sizes above) run under a time limit of a few seconds."
 
@@ -75,7 +76,7 @@ register_domain(SynthDomain("code.synth_dedupe-v1", "dedupe", {
              "case-insensitively, keeping the first spelling seen, in order. Lists have up to "
              "60,000 words.", _DEDUPE_CASE, lambda r, c: [_mixed_words(r, r.randint(0, 8))],
              big=_big_words, bug=("k = w.lower()", "k = w")),
-}, big_note=BIG))
+}, driver=digest_driver("dedupe"), big_note=BIG))
 
 _PAIRS = """def pair_sum(xs, t):
     count = {}
