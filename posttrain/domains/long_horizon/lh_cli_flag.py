@@ -14,7 +14,8 @@ Process rewards (checkpoints): each stage, the first time it holds (these read f
 
 Outcome (independent): the project's ``.py`` files alone are copied into a fresh sandbox;
 ``cli`` = fraction of hidden invocations (other text, other option values) whose output is
-exactly right; ``tests`` = the policy's own ``python3 -m unittest discover -s tests`` exits
+exactly right with exit status 0 (all run in one interpreter by a hidden runner that prints
+them after a random per-task marker, compared on the host); ``tests`` = the policy's own ``python3 -m unittest discover -s tests`` exits
 0 having run a test. Value = cli × (cli + tests) / 2.
 
 Probes (≤ 0.05): ``option_ignored`` (the option parsed but not used), ``hardcoded`` (cli.py
@@ -24,6 +25,7 @@ prints the public example's output), ``tests_only``, plus the generic probes.
 from __future__ import annotations
 
 import ast
+import json
 import random
 import re
 from collections import Counter
@@ -58,6 +60,13 @@ CLI_NEW = ("import argparse\n\nfrom core import word_counts\n\n\ndef main(argv=N
            "        print(w, n)\n\n\nif __name__ == '__main__':\n    main()\n")
 TEST = ("import unittest\n\nfrom core import word_counts\n\n\nclass T(unittest.TestCase):\n"
         "    def test_limit(self):\n        self.assertEqual(word_counts('a b a', limit=1), [('a', 2)])\n")
+# Runs every hidden invocation in one interpreter (``cli.py`` as __main__, its stdout captured);
+# results go out after a random per-task marker and are compared on the host.
+RUNNER = ("import io, json, runpy, sys\nout, res = sys.stdout, []\nsys.path.insert(0, '.')\n"
+          "for argv in {argvs!r}:\n    buf, code = io.StringIO(), 0\n    sys.argv, sys.stdout = list(argv), buf\n"
+          "    try:\n        runpy.run_path('cli.py', run_name='__main__')\n    except SystemExit as e:\n"
+          "        code = e.code if isinstance(e.code, int) else 1\n    except BaseException:\n        code = 1\n"
+          "    sys.stdout = out\n    res.append([code, buf.getvalue()])\nout.write('{mark}' + json.dumps(res) + '\\n')\n")
 PARAMS = {1: ["limit"], 2: ["limit", "min_count"], 3: ["limit", "min_count", "exclude"]}
 FLAGS = {"limit": "--limit", "min_count": "--min-count", "exclude": "--exclude"}
 
@@ -97,7 +106,16 @@ def _build(rng: random.Random, d: int):
             "tests/test_cli.py (unittest) covering limit. Run as 'python3 cli.py FILE [options]'. Example: for sample.txt, "
             f"'python3 cli.py sample.txt {' '.join(shown[1])}' prints:\n{shown[2]}")
     return files_task(DOMAIN_ID, d, text, {"core.py": CORE, "cli.py": CLI, "sample.txt": shown[0]},
-                      {"cases": cases, "shown": shown[2]})
+                      {"cases": cases, "shown": shown[2], "mark": f"@{rng.getrandbits(64):016x}@"})
+
+
+def _marked(stdout: str, mark: str, n: int) -> list:
+    lines = [ln for ln in stdout.splitlines() if ln.startswith(mark)]
+    try:
+        got = json.loads(lines[-1][len(mark):]) if lines else []
+    except ValueError:
+        return []
+    return got if isinstance(got, list) and len(got) == n else []
 
 
 def _core_ok(src: str | None, d: int) -> bool:
@@ -138,12 +156,15 @@ def _verify(env, trajectory) -> Score:
     cli = tests = 0.0
     if "cli.py" in files:
         files.update({f"in{i}.txt": c[0] for i, c in enumerate(h["cases"])})
-        cmds = [["python3", "-E", "-s", "cli.py", f"in{i}.txt", *c[1]] for i, c in enumerate(h["cases"])]
-        cmds.append("python3 -E -s -m unittest discover -s tests")
-        res, _ = in_fresh(files, cmds)
-        cli = sum(r.exit_code == 0 and r.stdout == c[2] for r, c in zip(res, h["cases"])) / len(h["cases"])
-        ran = re.search(r"^Ran ([0-9]+) test", res[-1].stderr, re.M)
-        tests = float(res[-1].exit_code == 0 and ran is not None and int(ran.group(1)) >= 1)
+        argvs = [["cli.py", f"in{i}.txt", *c[1]] for i, c in enumerate(h["cases"])]
+        files["_runner.py"] = RUNNER.format(argvs=argvs, mark=h["mark"])
+        res, _ = in_fresh(files, [["python3", "-E", "-s", "_runner.py"]])
+        got = _marked(res[0].stdout, h["mark"], len(argvs))
+        cli = sum(g == [0, c[2]] for g, c in zip(got, h["cases"])) / len(h["cases"])
+        if cli > 0:  # the value is 0 anyway otherwise
+            (t,), _ = in_fresh(files, ["python3 -E -s -m unittest discover -s tests"])
+            ran = re.search(r"^Ran ([0-9]+) test", t.stderr, re.M)
+            tests = float(t.exit_code == 0 and ran is not None and int(ran.group(1)) >= 1)
     comps = {"cli": (cli, 1.0), "tests": (tests, 1.0), "checkpoints": (sum(env.checkpoints.values()), 0.0)}
     return Score(cli * (cli + tests) / 2, components=comps, reason=f"cli {cli:.2f}, own tests {tests:.0f}",
                  verifier_version=DOMAIN_ID)

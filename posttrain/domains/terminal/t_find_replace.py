@@ -66,7 +66,7 @@ def _build(rng: random.Random, d: int):
     if d >= 2:
         text += f", whole words only ({old}_backup or pre{old} are other names and stay)"
     if d >= 3:
-        text += f"; only in *.conf files, and not on comment lines (lines starting with #)"
+        text += "; only in *.conf files, and not on comment lines (lines starting with #)"
     return tree_task(DOMAIN_ID, d, text + ". Change nothing else.", files, preds,
                      hidden={"targets": targets, "old": old, "new": new})
 

@@ -45,8 +45,8 @@ def _build(rng: random.Random, d: int):
     links = {"current": f"releases/{newest}"}
     links.update({f"bin/{t}": f"releases/{newest}/{t}" for t in tools})
     init = {}
-    text = (f"Make current a symbolic link to the newest release folder under releases/ (versions compare "
-            f"numerically)")
+    text = ("Make current a symbolic link to the newest release folder under releases/ (versions compare "
+            "numerically)")
     if d >= 2:
         text += (f"; create bin/ with symbolic links {', '.join(f'bin/{t}' for t in tools)} to the same-named "
                  "programs of that release, using relative targets (../releases/...)")
