@@ -43,6 +43,7 @@ class Registry(Generic[T]):
         self.entry_point_group = entry_point_group
         self.versioned = versioned
         self._items: dict[str, T] = {}
+        self._aliases: dict[str, str] = {}
         self._discovered = entry_point_group is None
         self._lock = threading.RLock()
         self.plugin_ids: set[str] = set()
@@ -65,6 +66,18 @@ class Registry(Generic[T]):
             return self.add(item_id, obj, replace=replace)
 
         return deco
+
+    def alias(self, alias: str, target: str) -> None:
+        """Make ``alias`` resolve to ``target`` (e.g. ``rg.gcd-v1`` → ``math.rg_gcd-v1``).
+
+        Aliases are never listed by :meth:`ids` and may not shadow a registered id.
+        """
+        if self.versioned:
+            split_id(alias)
+        with self._lock:
+            if alias in self._items:
+                raise RegistryError(f"alias {alias!r} would shadow a registered {self.kind}")
+            self._aliases[alias] = target
 
     def remove(self, item_id: str) -> None:
         with self._lock:
@@ -109,14 +122,21 @@ class Registry(Generic[T]):
         """The exact registered id for ``item_id`` (an unversioned id means its latest version)."""
         if item_id in self._items:
             return item_id
+        if item_id in self._aliases:
+            return self.resolve(self._aliases[item_id])
         self.discover()
         if item_id in self._items:
             return item_id
+        if item_id in self._aliases:
+            return self.resolve(self._aliases[item_id])
         if self.versioned and not _VERSIONED.match(item_id):
             versions = [(split_id(k)[1], k) for k in self._items if split_id(k)[0] == item_id]
+            versions += [(split_id(a)[1], t) for a, t in self._aliases.items()
+                         if split_id(a)[0] == item_id]
             if versions:
-                return max(versions)[1]
-        close = difflib.get_close_matches(item_id, list(self._items), n=3, cutoff=0.5)
+                return self.resolve(max(versions)[1])
+        candidates = list(self._items) + list(self._aliases)
+        close = difflib.get_close_matches(item_id, candidates, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         raise RegistryError(f"unknown {self.kind} {item_id!r}{hint} ({len(self._items)} registered)")
 

@@ -98,3 +98,13 @@ def test_missing_file_and_bad_yaml(tmp_path):
 def test_config_hash_is_stable_and_sensitive():
     a, b = load_config(), load_config(None, ["rl.lr=0.5"])
     assert config_hash(a) == config_hash(load_config()) != config_hash(b)
+
+
+def test_aliases_resolve_but_are_not_listed():
+    reg = Registry("thing")
+    reg.add("math.rg_gcd-v1", "gcd")
+    reg.alias("rg.gcd-v1", "math.rg_gcd-v1")
+    assert reg.get("rg.gcd-v1") == "gcd" and reg.get("rg.gcd") == "gcd"
+    assert reg.ids() == ["math.rg_gcd-v1"]
+    with pytest.raises(RegistryError, match="shadow"):
+        reg.alias("math.rg_gcd-v1", "x.y-v1")
