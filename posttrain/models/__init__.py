@@ -2,11 +2,22 @@
 
 ``build_tiny_model`` makes the tiny Llama-style model and its character tokenizer offline;
 ``load_model``/``save_model`` go through ``from_pretrained``/``save_pretrained`` for any local
-Hugging Face causal LM folder.
+Hugging Face causal LM folder. Names are imported lazily: importing ``posttrain.models.versions``
+(the registry, used by the CLI) must not pay for torch and transformers.
 """
 
-from .loading import load_model, save_model
-from .tiny import build_tiny_model, count_parameters
-from .tokenizer import build_char_tokenizer
+from importlib import import_module
+from typing import Any
 
-__all__ = ["build_char_tokenizer", "build_tiny_model", "count_parameters", "load_model", "save_model"]
+_LAZY = {
+    "build_char_tokenizer": "tokenizer", "build_tiny_model": "tiny", "count_parameters": "tiny",
+    "load_model": "loading", "save_model": "loading",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f"{__name__}.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
