@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml scripts/system-deps.sh
 	bash scripts/system-deps.sh
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,ray]'
+	$(BIN)/python -m pip install -q -e '.[dev,ray,reasoning_gym,humaneval]'
 	touch $(STAMP)
 
 clean:
