@@ -2,8 +2,9 @@
 
 What runs (one process, one machine, one torch thread for both sides):
 1. the built-in tiny model (about 1.8M parameters) gets a supervised warm-up with posttrain's
-   SFT on 2-digit addition (``math.add-v1`` at difficulty 2) for ``--sft-s`` seconds, and
-   is saved with ``save_pretrained``: both sides start from this same folder;
+   SFT on 2-digit addition (``math.add-v1`` at difficulty 2) for ``--sft-steps`` steps of 64
+   examples (a step count, not seconds, so a loaded machine gives the same start), and is
+   saved with ``save_pretrained``: both sides start from this same folder;
 2. TRL: ``GRPOTrainer`` (8 prompts x 8 generations per step, exact-match reward through the
    same posttrain verifier, no KL, the same learning rate and optimizer) for ``--budget``
    seconds of training;
@@ -20,6 +21,8 @@ took to reach its final accuracy over the time posttrain took to reach the same 
 itself, i.e. below 1). Last line: one JSON object.
 
 Requires the ``bench`` extra (``pip install -e '.[bench]'``). Runs about 2 x budget + SFT.
+The learning rate (``--lr``, default 1e-4) is the same for both sides and was not tuned on
+this benchmark: it is the quickstart's RL learning rate.
 """
 
 from __future__ import annotations
@@ -37,16 +40,16 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import torch  # noqa: E402
 
-from posttrain.core.config import DomainSpec, RLConfig, SFTConfig  # noqa: E402
+from posttrain.core.config import DomainSpec, RLConfig, RunConfig, SFTConfig  # noqa: E402
 from posttrain.domains.base import get_domain  # noqa: E402
 from posttrain.inference.hf import HFBackend  # noqa: E402
 from posttrain.models.loading import load_model, save_model  # noqa: E402
 from posttrain.models.tiny import build_tiny_model  # noqa: E402
 from posttrain.trainer.heldout import heldout_accuracy  # noqa: E402
 from posttrain.trainer.optim import build_optimizer  # noqa: E402
-from posttrain.trainer.phases import demonstrations  # noqa: E402
+from posttrain.trainer.phases import run_sft  # noqa: E402
 from posttrain.trainer.reference_loop import RLState, rl_step  # noqa: E402
-from posttrain.trainer.sft import build_sft_batch, pad_id_of, sft_step  # noqa: E402
+from posttrain.trainer.sft import pad_id_of  # noqa: E402
 from posttrain.trainer.tasks import TaskStream  # noqa: E402
 
 SPEC = DomainSpec(id="math.add-v1", difficulties=[2])
@@ -60,18 +63,13 @@ def evaluate(model, tokenizer) -> float:
     return heldout_accuracy(backend, [SPEC], HELDOUT_N, SEED_OFFSET, MAX_NEW)["overall"]
 
 
-def warm_up(seconds: float, out: Path) -> float:
+def warm_up(steps: int, out: Path) -> float:
     model, tok = build_tiny_model(seed=0)
-    opt = build_optimizer(model, SFTConfig().lr)
-    stream = TaskStream([SPEC], seed=1)
+    cfg = RunConfig(domains=[SPEC], sft=SFTConfig(steps=steps, batch_size=64, lr=1e-3))
     t0 = time.perf_counter()
-    steps = 0
-    while time.perf_counter() - t0 < seconds:
-        sft_step(model, opt, build_sft_batch(tok, demonstrations(stream, 64)))
-        steps += 1
-    model.eval()
+    run_sft(model, tok, cfg)
     save_model(model, tok, out)
-    print(f"SFT warm-up: {steps} steps in {seconds:.0f}s", file=sys.stderr)
+    print(f"SFT warm-up: {steps} steps in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
     return evaluate(model, tok)
 
 
@@ -171,14 +169,14 @@ def time_to_reach(curve, target: float) -> float | None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--budget", type=float, default=300.0, help="RL seconds per side")
-    ap.add_argument("--sft-s", type=float, default=120.0)
+    ap.add_argument("--sft-steps", type=int, default=600)
     ap.add_argument("--eval-every", type=float, default=20.0)
-    ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--lr", type=float, default=1e-4)
     args = ap.parse_args()
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "sft"
-        acc0 = warm_up(args.sft_s, folder)
+        acc0 = warm_up(args.sft_steps, folder)
         print(f"after SFT: held-out {acc0:.3f}", file=sys.stderr)
         # TRL first, then posttrain: the same order every run.
         trl_curve, trl_steps, trl_s = run_trl(folder, args.budget, args.eval_every, args.lr, acc0,
