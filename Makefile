@@ -10,7 +10,10 @@ STAMP := $(VENV)/.installed
 quickstart: $(STAMP)
 	$(BIN)/posttrain quickstart --out runs/quickstart
 
+# Every registered domain's conformance and exploit probes (native and adapters), in parallel,
+# then the test suite (which re-checks domains only in its slow tier).
 test: $(STAMP)
+	$(BIN)/posttrain domains check --all --workers 2
 	$(BIN)/python -m pytest -n 2 -q tests
 
 test-slow: $(STAMP)
