@@ -59,7 +59,13 @@ MAX_NEW = 6
 
 
 def evaluate(model, tokenizer) -> float:
-    backend = HFBackend(copy.deepcopy(model).eval(), tokenizer)
+    snapshot = copy.deepcopy(model).eval()
+    # A trainer may have switched on gradient checkpointing, which disables the KV cache that
+    # the sampler's decode loop relies on: evaluate a plain copy.
+    if getattr(snapshot, "is_gradient_checkpointing", False):
+        snapshot.gradient_checkpointing_disable()
+    snapshot.config.use_cache = True
+    backend = HFBackend(snapshot, tokenizer)
     return heldout_accuracy(backend, [SPEC], HELDOUT_N, SEED_OFFSET, MAX_NEW)["overall"]
 
 
@@ -151,7 +157,8 @@ def run_trl(folder: Path, budget: float, every: float, lr: float, acc0: float, w
                       loss_type="grpo", scale_rewards="group", lr_scheduler_type="constant",
                       warmup_steps=0, weight_decay=0.0, max_steps=10**6, logging_steps=10**6,
                       save_strategy="no", report_to=[], use_cpu=True, seed=0,
-                      disable_dropout=True, dataloader_num_workers=0)
+                      disable_dropout=True, dataloader_num_workers=0,
+                      gradient_checkpointing=False)  # posttrain does not use it either
     trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=data,
                           processing_class=tok, callbacks=[Budget()])
     clock.start = time.perf_counter()
