@@ -134,6 +134,17 @@ class AgentConfig(_Strict):
     env_workers: int = Field(4, ge=1)
 
 
+class CurriculumSection(_Strict):
+    """Let the curriculum (``posttrain.scheduler.Curriculum``) choose each task's cell.
+
+    Off: tasks come from the weighted mixture of ``domains``. ``config`` holds
+    ``CurriculumConfig`` fields (validated when the run starts, before any work).
+    """
+
+    enabled: bool = False
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
 class InferenceConfig(_Strict):
     backend: Literal["hf", "fake", "openai", "vllm"] = "hf"
     base_url: str | None = None
@@ -153,6 +164,7 @@ class RunConfig(_Strict):
     inference: InferenceConfig = InferenceConfig()
     async_rl: AsyncConfig = AsyncConfig()
     agent: AgentConfig = AgentConfig()
+    curriculum: CurriculumSection = CurriculumSection()
 
     @model_validator(mode="after")
     def _domains_nonempty(self) -> "RunConfig":

@@ -43,7 +43,7 @@ from posttrain.trainer.progress import RunProgress
 from posttrain.trainer.loop import TaskLedger, train_async
 from posttrain.trainer.reference_loop import RLState, episode_limits, train_rl
 from posttrain.trainer.sft import pad_id_of
-from posttrain.trainer.tasks import TaskStream
+from posttrain.trainer.tasks import make_stream
 
 
 @contextmanager
@@ -90,6 +90,10 @@ def _render_report(out: Path) -> str | None:
 
 def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True) -> dict[str, Any]:
     """Run every phase of ``cfg`` into ``out``; returns the summary written to summary.json."""
+    if cfg.curriculum.enabled:  # a bad curriculum config fails before any work starts
+        from posttrain.scheduler.config import curriculum_config
+
+        curriculum_config({"seed": cfg.seed, **cfg.curriculum.config})
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
@@ -111,7 +115,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
                 run_sft(model, tokenizer, cfg, on_step=lambda s, m: writer.log(s, m),
                         progress=bar.advance("sft"))
         backend = HFBackend(copy.deepcopy(model).eval(), tokenizer)
-        stream = TaskStream(cfg.domains, seed=cfg.seed)
+        stream = make_stream(cfg.domains, cfg.seed, cfg.curriculum)
         optimizer, schedule = optimizer_from_config(model, cfg.rl)
         state = RLState()
         if resume_from is not None:
@@ -144,6 +148,8 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
         groups_file = (out / "groups.jsonl").open("a")
 
         def keep_groups(groups: list) -> None:
+            if hasattr(stream, "update"):  # the curriculum learns from every verified group
+                stream.update(groups)
             groups_file.write("".join(dumps(g) + "\n" for g in groups))
             groups_file.flush()  # before the step's checkpoint: a kill must not lose them
 
@@ -165,6 +171,9 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
             summary["heldout_after"] = _heldout(backend, cfg)
             bar.note(f"held-out after RL: {summary['heldout_after']['overall']:.3f}")
         save_model(model, tokenizer, out / "model")
+        if hasattr(stream, "curriculum"):  # the run report draws it as a heatmap
+            stream.curriculum.write_json(str(out / "curriculum.json"))
+            stream.curriculum.heatmap(str(out / "curriculum.png"))
     summary["rl_steps"] = state.step
     summary["policy_version"] = state.policy_version
     summary["plots"] = reward_curves(out / "metrics.jsonl", out, [d.id for d in cfg.domains])
