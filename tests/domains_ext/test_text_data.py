@@ -1,22 +1,12 @@
 """The text_data family: reference answers score 1, wrong ones less, partial credit where claimed,
 determinism, and the shared conformance check (probes at the floor)."""
 
-import json
-
 import pytest
+from family_checks import check_conformance, check_reference_and_probes, family_ids, task_of
 
-from posttrain.core.serde import from_dict, to_dict
-from posttrain.core.types import Task
-from posttrain.domains.base import DOMAINS, load_builtin_domains, sample_task
-from posttrain.envs.conformance import check_domain
+from posttrain.domains.base import DOMAINS, sample_task
 
-load_builtin_domains()
-IDS = [i for i in DOMAINS.ids() if DOMAINS.get(i).family == "text_data"
-       and type(DOMAINS.get(i)).__module__.startswith("posttrain.domains.text_data.")]
-
-
-def roundtrip(task):
-    return from_dict(Task, json.loads(json.dumps(to_dict(task))))
+IDS = family_ids("text_data")
 
 
 def test_family_size():
@@ -25,33 +15,12 @@ def test_family_size():
 
 @pytest.mark.parametrize("did", IDS)
 def test_reference_scores_one_and_wrong_scores_less(did):
-    dom = DOMAINS.get(did)
-    for d in dom.difficulties:
-        prompts = set()
-        for seed in range(4):
-            task = sample_task(dom, seed, d)
-            assert to_dict(task) == to_dict(sample_task(dom, seed, d))  # deterministic
-            prompts.add(task.prompt[-1]["content"])
-            ref = dom.solve(task)
-            assert dom.score(roundtrip(task), ref).value == 1.0
-            assert dom.score(task, f"<answer>{ref}</answer>").value == 1.0
-            for name, probe in dom.probes(task).items():
-                s = dom.score(task, probe)
-                assert s.value <= 0.05, (name, probe, s)
-                assert s.verifier_version == did
-            assert dom.score(task, ref + "\n" + ref).value < 1.0
-        assert len(prompts) > 1
+    check_reference_and_probes(did)
 
 
 @pytest.mark.parametrize("did", IDS)
 def test_conformance(did):
-    report = check_domain(DOMAINS.get(did), seeds=(0, 1), sample=sample_task)
-    assert report.ok, report.failures
-
-
-def task_of(did, seed=0, d=2):
-    dom = DOMAINS.get(did)
-    return dom, sample_task(dom, seed, d)
+    check_conformance(did)
 
 
 def test_regex_is_judged_on_hidden_examples():
