@@ -228,3 +228,26 @@ def select_rows(batch: PolicyBatch, rows: torch.Tensor) -> PolicyBatch:
         if isinstance(value, torch.Tensor):
             changes[f.name] = value.index_select(0, rows)
     return dataclasses.replace(batch, **changes)
+
+
+def without_zero_advantage_rows(batch: PolicyBatch) -> PolicyBatch:
+    """The rows that carry a gradient, normalised as the whole batch (an exact shortcut).
+
+    A row whose advantage is 0 on every token (a group whose rewards are all equal)
+    contributes nothing to a policy-gradient loss, but its tokens and sample still count in
+    the loss's normaliser — so the kept rows carry the full batch's token and sample counts,
+    as micro-batches do, and the gradient equals the full batch's. Only valid without a KL
+    term (which has a gradient on every row); the caller checks. When no row would remain the
+    batch is returned whole (the optimizer still steps, and Adam moves on zero gradients).
+    """
+    adv = batch.advantages
+    live = adv != 0 if adv.dim() == 1 else (adv * batch.action_mask).ne(0).any(1)
+    # Whole trajectories only: a sample's token mean pools all of its rows.
+    live = torch.isin(batch.sample_ids, batch.sample_ids[live])
+    if bool(live.all()) or not bool(live.any()):
+        return batch
+    total_tokens = float(batch.action_mask.sum())
+    total_samples = float(batch.num_samples)
+    sub = select_rows(batch, live.nonzero(as_tuple=True)[0])
+    return sub.replace(global_num_tokens=batch.global_num_tokens or total_tokens,
+                       global_num_samples=batch.global_num_samples or total_samples)

@@ -41,8 +41,8 @@ from posttrain.inference.base import InferenceBackend, SamplingParams
 from posttrain.core.config import AgentConfig
 from posttrain.rollout import ContextConfig, EpisodeLimits, run_any_groups
 from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
-from posttrain.trainer.batch import PolicyBatch, build_policy_batch
-from posttrain.trainer.logprobs import frozen_logprobs, token_logprobs_and_entropy
+from posttrain.trainer.batch import PolicyBatch, build_policy_batch, without_zero_advantage_rows
+from posttrain.trainer.shared_prefix import frozen_policy_logprobs, policy_logprobs
 from posttrain.trainer.losses import LOSSES, LossConfig, get_algorithm
 from posttrain.trainer.tasks import TaskStream
 
@@ -98,15 +98,20 @@ def policy_update(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batc
     """
     loss_fn = LOSSES.get(loss_name)
     loss_cfg = LossConfig.from_rl(rl)
+    share, T = rl.shared_prefix, rl.temperature
+    rows = batch.num_rows
+    if ref_model is None or rl.kl_coef == 0:  # without a KL term, zero-advantage rows are inert
+        batch = without_zero_advantage_rows(batch)
     if ref_model is not None and rl.kl_coef > 0:
-        batch = batch.replace(ref_logprobs=frozen_logprobs(ref_model, batch, rl.temperature))
+        batch = batch.replace(ref_logprobs=frozen_policy_logprobs(ref_model, batch, T, share=share))
     stale = batch.num_rows and int(batch.policy_versions.min()) < policy_version
     if rl.ppo_epochs > 1 or stale:
-        batch = batch.replace(old_logprobs=frozen_logprobs(model, batch, rl.temperature))
+        batch = batch.replace(old_logprobs=frozen_policy_logprobs(model, batch, T, share=share))
     model.train()
     metrics: dict[str, float] = {}
     for _ in range(rl.ppo_epochs):
-        logprobs, entropy = token_logprobs_and_entropy(model, batch, rl.temperature)
+        # Each distinct prompt runs once, not once per sample (exact; see shared_prefix.py).
+        logprobs, entropy = policy_logprobs(model, batch, T, share=share)
         loss, metrics = loss_fn(batch, logprobs, loss_cfg, entropy=entropy)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -115,6 +120,7 @@ def policy_update(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batc
         optimizer.step()
     if lr_scheduler is not None:
         lr_scheduler.step()
+    metrics["batch/inert_rows_skipped"] = float(rows - batch.num_rows)
     metrics["loss/lr"] = float(optimizer.param_groups[0]["lr"])
     return metrics
 
