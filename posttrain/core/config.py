@@ -78,6 +78,7 @@ class RLConfig(_Strict):
     weight_decay: float = Field(0.0, ge=0)
     checkpoint_every: int = Field(0, ge=0, description="0: only at the end of RL")
     warmup_steps: int = Field(0, ge=0)
+    shared_prefix: bool = Field(True, description="update computes each group's prompt once (exact)")
 
 
 class DPOConfig(_Strict):
@@ -98,7 +99,8 @@ class AsyncConfig(_Strict):
     """Knobs of the asynchronous loop (the staleness bound itself is ``rl.max_policy_lag``).
 
     The loop runs when ``rl.max_policy_lag >= 1``; ``executor`` is the one field that moves a
-    run from threads on this machine to Ray actors.
+    run from threads on this machine to Ray actors, ``work_store`` the one that makes its
+    rollouts survive a crash (``docs/async.md``).
     """
 
     executor: Literal["thread", "process", "ray"] = "thread"
@@ -113,6 +115,9 @@ class AsyncConfig(_Strict):
     verify_workers: int = Field(2, ge=1)
     max_attempts: int = Field(2, ge=1, description="runs of a job whose worker died")
     wait_timeout_s: float = Field(900.0, gt=0)
+    work_store: Literal["memory", "sqlite"] = Field(
+        "memory", description="sqlite: jobs, results and outcomes in <run dir>/work.sqlite (crash-safe)")
+    lease_s: float = Field(60.0, gt=0, description="sqlite: a job claim not renewed within it is re-run")
     worker_imports: list[str] = Field(default_factory=list, description="modules workers import (plugins)")
     ray_address: str | None = Field(None, description="ray executor: 'auto', ray://host:port, None = local")
     ray_cpus_per_worker: float = Field(1.0, gt=0)

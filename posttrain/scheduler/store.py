@@ -6,7 +6,9 @@ An item moves ``queued -> running -> done`` or ends ``failed`` with a reason:
 - ``claim(worker, lease_s)`` atomically takes the highest-priority, oldest ready item and
   counts an attempt; a claim not renewed (``heartbeat``) before its lease ends is re-queued
   by the next ``claim`` — that is how a crashed worker's item is retried — and failed once it
-  has used ``max_attempts``;
+  has used ``max_attempts`` (``min_priority`` limits a claim to items at least that urgent);
+- ``recover()`` ends every running lease at once: the restart of the one process that owns
+  a run (the async loop's trainer) takes back what its dead predecessor held;
 - ``complete``/``fail``/``heartbeat``/``save_checkpoint`` are *fenced* by the claim (worker
   and attempt): a worker that lost its lease cannot overwrite the item another worker now
   holds, so a slow or resurrected worker never produces a duplicate;
@@ -15,6 +17,8 @@ An item moves ``queued -> running -> done`` or ends ``failed`` with a reason:
   ``scheduler.py``) and ``ack`` marks results the consumer has made durable;
 - ``put_state``/``get_state`` keep named JSON blobs (curriculum state, planner counters),
   optionally written in the same transaction as new items.
+- other modules keep their own tables in the same file through ``transaction()`` and
+  ``connection()`` (``ledger.py``: the async loop's task outcomes).
 
 Guarantees: every enqueued item ends ``done`` or ``failed`` (with a reason) exactly once;
 every write is one transaction (WAL journal, ``synchronous=FULL`` by default, so a
@@ -105,6 +109,15 @@ class WorkStore:
     def _tx(self):
         return _Transaction(self._conn())
 
+    def transaction(self):
+        """``with store.transaction() as conn:`` — one write transaction, for tables kept in
+        the same file by other modules (``ledger.py``)."""
+        return self._tx()
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (reads of such tables)."""
+        return self._conn()
+
     def close(self) -> None:
         conn = getattr(self._local, "conn", None)
         if conn is not None:
@@ -133,13 +146,17 @@ class WorkStore:
         return added
 
     # ----------------------------------------------------------------- claiming
-    def claim(self, worker: str, lease_s: float) -> WorkItem | None:
-        """Atomically take the next ready item (highest priority, then oldest), or None."""
+    def claim(self, worker: str, lease_s: float, *, min_priority: int | None = None) -> WorkItem | None:
+        """Atomically take the next ready item (highest priority, then oldest), or None.
+
+        ``min_priority``: only items at least this urgent (a consumer that wants only the
+        work it has asked for so far, e.g. the async loop's window of steps)."""
         now = self.clock()
+        floor = -(2 ** 63) if min_priority is None else int(min_priority)
         with self._tx() as c:
             _expire(c, now)
             row = c.execute(f"SELECT {_COLS} FROM items WHERE state = 'queued' AND not_before <= ?"
-                            " ORDER BY priority DESC, id LIMIT 1", (now,)).fetchone()
+                            " AND priority >= ? ORDER BY priority DESC, id LIMIT 1", (now, floor)).fetchone()
             if row is None:
                 return None
             c.execute("UPDATE items SET state = 'running', attempts = attempts + 1, worker = ?,"
@@ -152,6 +169,17 @@ class WorkStore:
         """Re-queue (or fail, past max attempts) every running item whose lease has ended."""
         with self._tx() as c:
             return _expire(c, self.clock())
+
+    def recover(self) -> int:
+        """End every running item's lease now; returns how many were re-queued or failed.
+
+        For the one process that owns a run, when it restarts after a crash: nothing of its
+        own runs yet, so every ``running`` item belonged to the dead process. Each spends
+        the attempt, exactly as an expired lease does."""
+        now = self.clock()
+        with self._tx() as c:
+            c.execute("UPDATE items SET lease_until = ? WHERE state = 'running'", (now - 1.0,))
+            return _expire(c, now)
 
     def _fenced(self, c: sqlite3.Connection, sql: str, args: tuple, item: WorkItem) -> bool:
         cur = c.execute(sql + " WHERE id = ? AND state = 'running' AND attempts = ? AND worker = ?",

@@ -32,8 +32,14 @@ With ``max_policy_lag: 0`` job ``k`` is sampled with exactly version ``k`` and t
 
 Accounting: a :class:`TaskLedger` records each scheduled task once — ``trained``,
 ``dropped`` (stale or zero variance, with the reason) or ``failed`` (every sample failed, or
-the job's worker died ``max_attempts`` times; with the reason). Resume truncates the ledger
-to the checkpoint's step, so a killed run resumed from its checkpoint records each task once.
+the job's worker died ``max_attempts`` times; with the reason), with its cell and mean
+reward. Resume truncates the ledger to the checkpoint's step, so a killed run resumed from
+its checkpoint records each task once.
+
+Durability (``work_store``, ``async_rl.work_store: sqlite``): jobs, their results and the
+ledger (:class:`~posttrain.scheduler.ledger.OutcomeLedger`) live in one SQLite file
+(:mod:`~posttrain.trainer.store_pool`); after a crash, results completed but not yet trained
+are trained from the file instead of sampled again, and jobs in flight are re-run.
 
 Not covered: DAPO refill of filtered groups (as in the reference loop); reordering steps —
 results are trained in step order, which keeps the task stream's position a checkpointable
@@ -52,12 +58,15 @@ import torch
 from posttrain.core.config import AsyncConfig, RLConfig
 from posttrain.core.types import TrajectoryGroup
 from posttrain.inference.base import InferenceBackend
+from posttrain.scheduler.ledger import OutcomeLedger
+from posttrain.scheduler.store import WorkStore
 from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
 from posttrain.trainer.batch import build_policy_batch
 from posttrain.trainer.losses import get_algorithm
 from posttrain.trainer.producers import POOLS, Job, JobResult, ProducerPool, RolloutSettings
 from posttrain.trainer.reference_loop import (MetricsFn, RLState, frozen_reference, policy_update,
                                               rollout_metrics, sampling_params)
+from posttrain.trainer.store_pool import StorePool
 from posttrain.trainer.tasks import TaskStream
 
 
@@ -77,12 +86,16 @@ class TaskLedger:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.path.write_text("".join(json.dumps(r) + "\n" for r in self.rows))
 
-    def record(self, job: int, task: str, outcome: str, reason: str = "") -> None:
-        row = {"job": job, "task": task, "outcome": outcome, "reason": reason}
-        self.rows.append(row)
+    def record(self, job: int, task: str, outcome: str, reason: str = "", **stats: Any) -> None:
+        """``stats``: the task's cell and rewards (see :func:`_task_stats`)."""
+        self.record_many([{"job": job, "task": task, "outcome": outcome, "reason": reason, **stats}])
+
+    def record_many(self, rows: list[dict[str, Any]]) -> None:
+        """Rows of one step, written at once."""
+        self.rows.extend(rows)
         if self.path is not None:
             with self.path.open("a") as fh:
-                fh.write(json.dumps(row) + "\n")
+                fh.write("".join(json.dumps(r) + "\n" for r in rows))
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -120,19 +133,30 @@ def _staleness(groups: list[TrajectoryGroup], version: int, max_lag: int, cfg: A
     return kept, weights, lags, stale
 
 
+def _task_stats(task: Any, group: TrajectoryGroup | None = None) -> dict[str, Any]:
+    """A ledger row's cell and rewards: usable samples and their mean reward."""
+    rewards = [t.reward for t in group.trajectories if t.usable] if group is not None else []
+    return {"domain": task.domain, "difficulty": task.difficulty, "samples": len(rewards),
+            "reward_mean": sum(rewards) / len(rewards) if rewards else None}
+
+
 def _record(ledger: TaskLedger | None, job: int, groups, trained_ids: set[int], stale, max_lag) -> None:
     if ledger is None:
         return
     stale_lag = {id(g): lag for g, lag in stale}
+    rows = []
     for g in groups:
         if not any(t.usable for t in g.trajectories):
-            ledger.record(job, g.task.key, "failed", _failure_reason(g))
+            outcome, reason = "failed", _failure_reason(g)
         elif id(g) in stale_lag:
-            ledger.record(job, g.task.key, "dropped", f"stale: lag {stale_lag[id(g)]} > {max_lag}")
+            outcome, reason = "dropped", f"stale: lag {stale_lag[id(g)]} > {max_lag}"
         elif id(g) in trained_ids:
-            ledger.record(job, g.task.key, "trained")
+            outcome, reason = "trained", ""
         else:
-            ledger.record(job, g.task.key, "dropped", "zero variance (no group-relative signal)")
+            outcome, reason = "dropped", "zero variance (no group-relative signal)"
+        rows.append({"job": job, "task": g.task.key, "outcome": outcome, "reason": reason,
+                     **_task_stats(g.task, g)})
+    ledger.record_many(rows)
 
 
 def train_on_result(result: JobResult, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
@@ -172,8 +196,8 @@ def train_on_result(result: JobResult, model: torch.nn.Module, optimizer: torch.
 
 def _record_failed_job(ledger: TaskLedger | None, job: Job, reason: str) -> None:
     if ledger is not None:
-        for t in job.tasks:
-            ledger.record(job.index, t.key, "failed", reason)
+        ledger.record_many([{"job": job.index, "task": t.key, "outcome": "failed", "reason": reason,
+                             **_task_stats(t)} for t in job.tasks])
 
 
 class _Jobs:
@@ -214,11 +238,16 @@ class _Jobs:
 
 
 def _resolve_pool(cfg: AsyncConfig, backend: Any, model: Any, state: RLState, rl: RLConfig,
-                  settings: RolloutSettings) -> ProducerPool:
-    factory = POOLS.get(cfg.executor)
-    n = cfg.num_producers or max(1, rl.max_policy_lag)
-    return factory(backend, model, state.policy_version, settings, num_producers=n,
-                   max_attempts=cfg.max_attempts, imports=tuple(cfg.worker_imports), config=cfg)
+                  settings: RolloutSettings, pool: ProducerPool | None,
+                  work_store: WorkStore | None) -> ProducerPool:
+    if pool is None:
+        factory = POOLS.get(cfg.executor)
+        n = cfg.num_producers or max(1, rl.max_policy_lag)
+        pool = factory(backend, model, state.policy_version, settings, num_producers=n,
+                       max_attempts=cfg.max_attempts, imports=tuple(cfg.worker_imports), config=cfg)
+    if work_store is not None:  # every job becomes an item of the SQLite work store
+        pool = StorePool(pool, work_store, first_job=state.step, lease_s=cfg.lease_s)
+    return pool
 
 
 def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: InferenceBackend,
@@ -228,17 +257,22 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
                 lr_scheduler: Any = None, progress: Callable[[int], None] | None = None,
                 config: AsyncConfig | None = None, settings: RolloutSettings | None = None,
                 ledger: TaskLedger | None = None, pool: ProducerPool | None = None,
-                on_groups: Callable[[list[TrajectoryGroup]], None] | None = None) -> RLState:
+                on_groups: Callable[[list[TrajectoryGroup]], None] | None = None,
+                work_store: WorkStore | None = None) -> RLState:
     """Run ``rl.steps`` steps (resuming from ``state.step``) with producers off the trainer.
 
-    ``on_groups`` sees each step's verified groups, as in the reference loop."""
+    ``on_groups`` sees each step's verified groups, as in the reference loop. ``work_store``:
+    jobs are items of that SQLite store (:mod:`.store_pool`), the ledger defaults to its
+    ``outcomes`` table, and the caller acks results after each durable checkpoint
+    (``store_pool.ack_trained``; a resume makes up for a missed one)."""
     cfg = config or AsyncConfig()
     state = state or RLState()
+    ledger = OutcomeLedger(work_store) if ledger is None and work_store is not None else ledger
     if ledger is not None:
         ledger.truncate(state.step)
     settings = settings or RolloutSettings(max_turns=cfg.max_turns, partial_rollouts=cfg.partial_rollouts,
                                            env_workers=cfg.env_workers, verify_workers=cfg.verify_workers)
-    pool = pool or _resolve_pool(cfg, backend, model, state, rl, settings)
+    pool = _resolve_pool(cfg, backend, model, state, rl, settings, pool, work_store)
     ref_model = frozen_reference(model) if rl.kl_coef > 0 else None
     jobs = _Jobs(pool, stream, rl, state, seed, cfg)
     try:

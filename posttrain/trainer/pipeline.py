@@ -8,13 +8,17 @@ This is what ``posttrain quickstart`` and ``posttrain train CONFIG`` run. The ru
 - ``reward_<domain>.png`` (RL reward curve per domain);
 - ``summary.json``: ``heldout_before``/``heldout_after`` (``overall`` and ``per_domain``, with
   standard errors) and ``wall_s`` per phase;
-- ``groups.jsonl``: every verified RL group (one TrajectoryGroup per line), for
-  ``posttrain audit`` and ``eval --reuse-groups``;
+- ``groups.jsonl``: every verified RL group (one TrajectoryGroup per line, plus ``step``:
+  the step index that trained on it), for ``posttrain audit`` and ``eval --reuse-groups``;
+- ``tasks.jsonl`` (async loop): each scheduled task's outcome; with
+  ``async_rl.work_store: sqlite`` instead ``work.sqlite``: the jobs, their results and the
+  outcomes (``trainer/store_pool.py``), acknowledged after each checkpoint;
 - ``report.html``: the self-contained run report.
 
 Resume: when the run folder already holds an RL checkpoint, the run continues from it
 (weights, optimizer, RNG, task-stream position, step and policy version), skipping the
-phases before RL.
+phases before RL. With the SQLite work store, rollouts completed before the crash but not
+yet trained are trained from the file, not sampled again, and jobs in flight are re-run.
 """
 
 from __future__ import annotations
@@ -29,10 +33,13 @@ from typing import Any, Iterator
 import yaml
 
 from posttrain.core.config import RunConfig, config_hash
-from posttrain.core.serde import dumps
+from posttrain.core.errors import ConfigError
+from posttrain.core.serde import to_dict
 from posttrain.eval.tracking import MetricsWriter
 from posttrain.inference.hf import HFBackend
 from posttrain.models.loading import save_model
+from posttrain.scheduler.ledger import OutcomeLedger
+from posttrain.scheduler.store import WorkStore
 from posttrain.trainer.checkpoint import (checkpoint_path, list_checkpoints, load_checkpoint,
                                          prune_checkpoints, save_checkpoint)
 from posttrain.trainer.heldout import heldout_accuracy
@@ -43,6 +50,7 @@ from posttrain.trainer.progress import RunProgress
 from posttrain.trainer.loop import TaskLedger, train_async
 from posttrain.trainer.reference_loop import RLState, episode_limits, train_rl
 from posttrain.trainer.sft import pad_id_of
+from posttrain.trainer.store_pool import ack_trained
 from posttrain.trainer.tasks import make_stream
 
 
@@ -68,12 +76,28 @@ def _truncate_metrics(path: Path, last_step: int) -> None:
 
 
 def _truncate_groups(path: Path, last_step: int) -> None:
-    """Drop groups sampled after the checkpoint (step k samples with policy version k)."""
+    """Drop groups of steps after the checkpoint (each line's ``step``: the step that trained
+    on it; lines without one, from older runs, by policy version, exact for lag 0 only)."""
     if not path.exists():
         return
     keep = [ln for ln in path.read_text().splitlines()
-            if json.loads(ln)["policy_version"] < last_step]
+            if json.loads(ln).get("step", json.loads(ln)["policy_version"]) < last_step]
     path.write_text("".join(ln + "\n" for ln in keep))
+
+
+def _group_keeper(stream: Any, groups_file: Any, first_step: int):
+    """The RL loops' ``on_groups``: feed the curriculum, append each group with its ``step``."""
+    step = [first_step]  # on_groups comes once per step, in step order
+
+    def keep_groups(groups: list) -> None:
+        if hasattr(stream, "update"):  # the curriculum learns from every verified group
+            stream.update(groups)
+        groups_file.write("".join(json.dumps({**to_dict(g), "step": step[0]}, sort_keys=True) + "\n"
+                                  for g in groups))
+        groups_file.flush()  # before the step's checkpoint: a kill must not lose them
+        step[0] += 1
+
+    return keep_groups
 
 
 def _write_summary(out: Path, summary: dict[str, Any]) -> None:
@@ -88,12 +112,29 @@ def _render_report(out: Path) -> str | None:
     return str(render_run_report(out))
 
 
-def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True) -> dict[str, Any]:
-    """Run every phase of ``cfg`` into ``out``; returns the summary written to summary.json."""
-    if cfg.curriculum.enabled:  # a bad curriculum config fails before any work starts
+def _check_config(cfg: RunConfig) -> None:
+    """Cross-section checks, before any work starts."""
+    if cfg.curriculum.enabled:
         from posttrain.scheduler.config import curriculum_config
 
         curriculum_config({"seed": cfg.seed, **cfg.curriculum.config})
+    if cfg.async_rl.work_store == "sqlite" and cfg.rl.max_policy_lag < 1:
+        raise ConfigError("invalid config:\n  async_rl.work_store: got \"sqlite\" with rl.max_policy_lag 0; "
+                          "the work store runs the asynchronous loop: allowed are rl.max_policy_lag >= 1 "
+                          "(with async_rl.max_inflight: 1 for on-policy steps) or work_store \"memory\"")
+
+
+def _open_work(cfg: RunConfig, out: Path):
+    """``(work store or None, ledger)``: the SQLite file of ``async_rl.work_store: sqlite``."""
+    if cfg.async_rl.work_store != "sqlite":
+        return None, TaskLedger(out / "tasks.jsonl")
+    store = WorkStore(out / "work.sqlite", max_attempts=cfg.async_rl.max_attempts)
+    return store, OutcomeLedger(store)
+
+
+def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True) -> dict[str, Any]:
+    """Run every phase of ``cfg`` into ``out``; returns the summary written to summary.json."""
+    _check_config(cfg)  # a bad config fails before any work starts
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
@@ -137,6 +178,8 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
                     backend.load_weights(0, model.state_dict())
             _write_summary(out, summary)
 
+        work, ledger = _open_work(cfg, out)
+
         def checkpoint(st: RLState) -> None:
             save_checkpoint(checkpoint_path(out, st.step), model=model,
                             tokenizer=tokenizer, optimizer=optimizer, lr_scheduler=schedule,
@@ -144,15 +187,11 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
                             data_state=stream.state_dict(),
                             extra={"samples_seen": st.samples_seen})
             prune_checkpoints(out, keep_last=2)
+            if work is not None:  # the checkpoint holds these results now
+                ack_trained(work, st.step)
 
         groups_file = (out / "groups.jsonl").open("a")
-
-        def keep_groups(groups: list) -> None:
-            if hasattr(stream, "update"):  # the curriculum learns from every verified group
-                stream.update(groups)
-            groups_file.write("".join(dumps(g) + "\n" for g in groups))
-            groups_file.flush()  # before the step's checkpoint: a kill must not lose them
-
+        keep_groups = _group_keeper(stream, groups_file, state.step)
         with _timed(wall, "rl"):
             rl_offset = cfg.sft.steps  # RL steps continue the SFT step axis in the logs
             common = dict(pad_id=pad_id, seed=cfg.seed, state=state, lr_scheduler=schedule,
@@ -161,12 +200,14 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
                           progress=bar.advance("rl", start=state.step), on_groups=keep_groups)
             if cfg.rl.max_policy_lag >= 1:  # rollouts overlap training (trainer/loop.py)
                 state = train_async(model, optimizer, backend, stream, cfg.rl, config=cfg.async_rl,
-                                    ledger=TaskLedger(out / "tasks.jsonl"), **common)
+                                    ledger=ledger, work_store=work, **common)
             else:  # the synchronous reference loop
                 state = train_rl(model, optimizer, backend, stream, cfg.rl,
                                  limits=episode_limits(cfg.agent), **common)
             checkpoint(state)
         groups_file.close()
+        if work is not None:
+            work.close()
         with _timed(wall, "eval_after"):
             summary["heldout_after"] = _heldout(backend, cfg)
             bar.note(f"held-out after RL: {summary['heldout_after']['overall']:.3f}")

@@ -112,6 +112,14 @@ def produce(job: Job, backend: Any, sync: WeightSync, settings: RolloutSettings,
                      worker, attempts=job.attempt)
 
 
+def next_result(results: "queue.Queue[JobResult]", timeout: float | None) -> JobResult | None:
+    """A pool's ``get``: the next result, or None after ``timeout`` seconds."""
+    try:
+        return results.get(timeout=timeout)
+    except queue.Empty:
+        return None
+
+
 POOLS: Registry[Callable[..., ProducerPool]] = Registry("producer_pool", versioned=False)
 
 
@@ -150,10 +158,7 @@ class ThreadProducerPool:
         self._jobs.put(job)
 
     def get(self, timeout: float | None = None) -> JobResult | None:
-        try:
-            return self._results.get(timeout=timeout)
-        except queue.Empty:
-            return None
+        return next_result(self._results, timeout)
 
     def close(self, timeout: float = 10.0) -> None:
         self._stop.set()
@@ -289,10 +294,7 @@ class ProcessProducerPool:
             self._results.put(res)
 
     def get(self, timeout: float | None = None) -> JobResult | None:
-        try:
-            return self._results.get(timeout=timeout)
-        except queue.Empty:
-            return None
+        return next_result(self._results, timeout)
 
     def close(self, timeout: float = 10.0) -> None:
         self._stop.set()

@@ -140,3 +140,37 @@ def test_results_ack_state_and_cancel(tmp_path):
     with pytest.raises(Exception):
         s.enqueue("c", {"bad": object()})
     assert s.item("c") is None
+
+
+def test_min_priority_claims_and_recover_after_a_crash(tmp_path):
+    s = WorkStore(tmp_path / "q.db", clock=Clock(), max_attempts=2)
+    s.enqueue_many([(f"job/{j}", {"job": j}, -j) for j in range(4)])
+    assert s.claim("w", 10, min_priority=-1).key == "job/0"  # earliest step first
+    assert s.claim("w", 10, min_priority=-1).key == "job/1"
+    assert s.claim("w", 10, min_priority=-1) is None  # job 2 and 3 were not asked for yet
+    # the owner died holding job/0 and job/1; its restart recovers them without waiting for leases
+    again = WorkStore(tmp_path / "q.db", clock=Clock(), max_attempts=2)
+    assert again.recover() == 2
+    assert again.counts() == {"queued": 4, "running": 0, "done": 0, "failed": 0}
+    item = again.claim("w2", 10)
+    assert (item.key, item.attempt) == ("job/0", 2)  # the crash spent an attempt
+    assert again.recover() == 1 and again.failures() == [("job/0", "lease expired (worker lost) after 2 attempts")]
+
+
+def test_outcome_ledger_shares_the_file_and_truncates_by_job(tmp_path):
+    from posttrain.scheduler.ledger import OutcomeLedger
+
+    s = WorkStore(tmp_path / "q.db")
+    led = OutcomeLedger(s)
+    led.record(0, "a/d1/s0", "trained", domain="a", difficulty=1, samples=4, reward_mean=0.5)
+    led.record(0, "a/d1/s1", "dropped", "zero variance", domain="a", difficulty=1, samples=2, reward_mean=1.0)
+    led.record(1, "b/d2/s2", "failed", "sandbox: died", domain="b", difficulty=2)
+    assert led.counts() == {"trained": 1, "dropped": 1, "failed": 1}
+    cells = {(c["domain"], c["difficulty"]): c for c in led.cell_stats()}
+    assert cells[("a", 1)]["groups"] == 2 and cells[("a", 1)]["reward_mean"] == pytest.approx(4 / 6)
+    assert cells[("b", 2)]["failed"] == 1 and cells[("b", 2)]["reward_mean"] is None
+    led.truncate(1)
+    reopened = OutcomeLedger(WorkStore(tmp_path / "q.db"))
+    assert [r["task"] for r in reopened.rows] == ["a/d1/s0", "a/d1/s1"]
+    with pytest.raises(Exception):
+        led.record(2, "x", "maybe")  # outcomes are checked by the table
