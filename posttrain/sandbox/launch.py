@@ -1,10 +1,12 @@
 """Starting an isolated sandbox's supervisor under bubblewrap, inside its cgroups.
 
-What it is: :func:`launch` materialises the template, starts bubblewrap (as the unprivileged
-sandbox uid when we are root) with ``--block-fd``/``--info-fd``, creates the sandbox's
-cgroups while bubblewrap builds the namespaces, moves the sandbox's init into them and only
-then lets it run its payload: the native front ``ptinit`` (given the seccomp program in a
-sealed memfd) when ``native`` names a binary, else the Python supervisor.
+What it is: :func:`launch` materialises the template, creates the sandbox's cgroups, starts
+bubblewrap (as the unprivileged sandbox uid when we are root) with ``--block-fd``/
+``--info-fd``, and only once the sandbox's init is in every group lets it run its payload:
+the native front ``ptinit`` (given the seccomp program in a sealed memfd) when ``native``
+names a binary, else the Python supervisor. With ``ptinit``, bubblewrap is started through
+``ptinit enter``, so it is born in the cgroup v1 groups (see ``spawner.py`` for why); any
+other group (the v2 tree, or all of them without ``ptinit``) gets the init moved into it.
 
 Guarantees: no code of the sandbox runs before its process is in its cgroups, so every fork
 inside is accounted and limited; on any failure the caller's ``close()`` reclaims what was
@@ -32,7 +34,7 @@ from .template import Template, cache_root, materialize
 
 SANDBOX_UID = int(os.environ.get("POSTTRAIN_SANDBOX_UID", "993000001"))
 SUPERVISOR_OVERHEAD = 48 * 1024 * 1024  # supervisor + reaper share of the memory quota
-SUPERVISOR_PIDS = 4
+SUPERVISOR_PIDS = 5  # bubblewrap (outside and as init), supervisor, a zygote's reaper
 _PKG_DIR = Path(__file__).resolve().parent
 
 
@@ -81,23 +83,25 @@ def launch(template: Template, limits: Limits, support: cgroups.CgroupSupport,
                 ctl_fd=child_sock.fileno(), proxy_socket=proxy_socket, native=native,
                 bpf_fd=bpf_fd)
             fds = (block_r, info_w, child_sock.fileno()) + ((bpf_fd,) if bpf_fd is not None else ())
-            proc = spawn(argv, pass_fds=fds, uid=uid, gid=gid)
+            if support.parents or support.unified:  # before bubblewrap: it is born in them
+                cgroup = cgroups.Cgroup(support, pids=limits.pids + SUPERVISOR_PIDS,
+                                        memory_bytes=limits.memory_bytes + SUPERVISOR_OVERHEAD,
+                                        cpus=limits.cpus)
+            joined = cgroup.v1_dirs() if cgroup is not None and native else []
+            proc = spawn(argv, pass_fds=fds, uid=uid, gid=gid, helper=native, join=joined)
         finally:
             os.close(block_r)
             os.close(info_w)
             child_sock.close()
             if bpf_fd is not None:
                 os.close(bpf_fd)
-        if support.parents or support.unified:  # set up while bubblewrap builds the namespaces
-            cgroup = cgroups.Cgroup(support, memory_bytes=limits.memory_bytes + SUPERVISOR_OVERHEAD,
-                                    pids=limits.pids + SUPERVISOR_PIDS, cpus=limits.cpus)
         info = _read_all(info_r, create_s)
         try:
             init_pid = int(json.loads(info)["child-pid"])
         except (ValueError, KeyError) as exc:
             raise SandboxError(f"bubblewrap did not start: {info[:200]!r}") from exc
         if cgroup is not None:
-            cgroup.add(init_pid)  # before it forks anything: all code is accounted
+            cgroup.add(init_pid, skip=joined)  # before it runs anything: all code is accounted
         os.write(block_w, b"1")
         return Launched(proc, host_sock, init_pid, cgroup, bpf_fd is not None)
     except BaseException:

@@ -2,10 +2,12 @@
 
 What it is: :func:`pump` multiplexes the command's stdout/stderr pipes, its stdin pipe and a
 "done" fd (the supervisor's control socket, or a pidfd for the process backend) in one
-``select`` loop, and applies the per-command stages of the timeout policy: wall clock,
-CPU time (polled from the sandbox's cgroup), idle (no output), the sandbox lifetime, and the
-output caps. A stage that fires asks the backend to signal the process tree: TERM first, KILL
-after ``kill_grace_s``; the first stage to fire is the one reported.
+``poll`` loop (not an epoll selector: creating, filling and closing one costs more syscalls
+than a short command's whole loop), and applies the per-command stages of the timeout
+policy: wall clock, CPU time (polled from the sandbox's cgroup), idle (no output), the
+sandbox lifetime, and the output caps. A stage that fires asks the backend to signal the
+process tree: TERM first, KILL after ``kill_grace_s``; the first stage to fire is the one
+reported.
 
 Guarantees: memory held for output is bounded by the caps (plus one read); the loop ends
 within ``kill_grace_s`` + ``drain_s`` of a kill even if the code inside ignores signals, holds
@@ -18,7 +20,7 @@ Does not: interpret exit statuses (the backend maps them into an ExecResult).
 from __future__ import annotations
 
 import os
-import selectors
+import select
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -71,105 +73,124 @@ class Budgets:
     drain_s: float = 1.0
 
 
+class _Ladder:
+    """The budgets of one command as it runs: which stage fired first, and the kill ladder."""
+
+    def __init__(self, budgets: Budgets, cpu_probe: Callable[[], float | None],
+                 signal_tree: Callable[[bool], None]):
+        self.b, self.cpu_probe, self.signal_tree = budgets, cpu_probe, signal_tree
+        self.start = self.last_output = time.monotonic()
+        self.next_cpu, self.cpu0 = self.start + CPU_POLL_S, cpu_probe()
+        self.cpu_used: float | None = None
+        self.stage: str | None = None
+        self.term_at: float | None = None
+        self.kill_sent = False
+
+    def fire(self, name: str) -> None:
+        if self.stage is None:
+            self.stage, self.term_at = name, time.monotonic()
+            self.signal_tree(False)
+
+    def check(self, now: float) -> None:
+        b = self.b
+        if now - self.start >= b.wall_s:
+            self.fire("timeout")
+        elif b.idle_s is not None and now - self.last_output >= b.idle_s:
+            self.fire("idle")
+        elif b.lifetime_deadline is not None and now >= b.lifetime_deadline:
+            self.fire("lifetime")
+        if b.cpu_s is not None and self.cpu0 is not None and now >= self.next_cpu:
+            cur = self.cpu_probe()
+            self.cpu_used = None if cur is None else cur - self.cpu0
+            self.next_cpu = now + CPU_POLL_S
+            if self.cpu_used is not None and self.cpu_used >= b.cpu_s:
+                self.fire("cpu_limit")
+        if self.term_at is not None and not self.kill_sent and now - self.term_at >= b.kill_grace_s:
+            self.kill_sent = True
+            self.signal_tree(True)
+
+    def next_wake(self, now: float) -> float:
+        b = self.b
+        wakes = [self.start + b.wall_s]
+        if b.idle_s is not None:
+            wakes.append(self.last_output + b.idle_s)
+        if b.lifetime_deadline is not None:
+            wakes.append(b.lifetime_deadline)
+        if self.cpu0 is not None and b.cpu_s is not None:
+            wakes.append(self.next_cpu)
+        if self.term_at is not None:
+            wakes.append(now + 0.05 if self.kill_sent else self.term_at + b.kill_grace_s)
+        return min(wakes)
+
+    def finish(self) -> float | None:
+        end = self.cpu_probe()
+        if end is not None and self.cpu0 is not None:
+            self.cpu_used = end - self.cpu0
+        return self.cpu_used
+
+
 def pump(*, out_fd: int, err_fd: int, caps: tuple[int, int], stdin: bytes | None,
          stdin_fd: int | None, done_fd: int, on_done: Callable[[], bool],
          budgets: Budgets, cpu_probe: Callable[[], float | None],
          signal_tree: Callable[[bool], None]) -> PumpOutcome:
     """Run the loop until the command finished and its output is drained (see module doc)."""
-    start = time.monotonic()
     out, err = Stream(out_fd, caps[0], []), Stream(err_fd, caps[1], [])
-    sel = selectors.DefaultSelector()
+    poller, what = select.poll(), {out_fd: out, err_fd: err, done_fd: "done"}
     for s in (out, err):
         os.set_blocking(s.fd, False)
-        sel.register(s.fd, selectors.EVENT_READ, s)
-    pending = memoryview(stdin or b"")
     if stdin_fd is not None:
         os.set_blocking(stdin_fd, False)
-        sel.register(stdin_fd, selectors.EVENT_WRITE, "stdin")
-    sel.register(done_fd, selectors.EVENT_READ, "done")
-    stage, term_at, kill_sent, done_at = None, None, False, None
-    last_output, next_cpu, cpu0 = start, start + CPU_POLL_S, cpu_probe()
-    cpu_used = None
-
-    def fire(name: str) -> None:
-        nonlocal stage, term_at
-        if stage is None:
-            stage, term_at = name, time.monotonic()
-            signal_tree(False)
-
+        what[stdin_fd] = "stdin"
+    for fd, key in what.items():
+        poller.register(fd, select.POLLOUT if key == "stdin" else select.POLLIN)
+    pending = memoryview(stdin or b"")
+    ladder, done_at = _Ladder(budgets, cpu_probe, signal_tree), None
     try:
         while True:
             now = time.monotonic()
             if done_at is not None and (out.closed and err.closed or now - done_at > budgets.drain_s):
                 break
             if done_at is None:
-                if now - start >= budgets.wall_s:
-                    fire("timeout")
-                elif budgets.idle_s is not None and now - last_output >= budgets.idle_s:
-                    fire("idle")
-                elif budgets.lifetime_deadline is not None and now >= budgets.lifetime_deadline:
-                    fire("lifetime")
-                if budgets.cpu_s is not None and cpu0 is not None and now >= next_cpu:
-                    cur = cpu_probe()
-                    cpu_used = None if cur is None else cur - cpu0
-                    next_cpu = now + CPU_POLL_S
-                    if cpu_used is not None and cpu_used >= budgets.cpu_s:
-                        fire("cpu_limit")
-                if term_at is not None and not kill_sent and now - term_at >= budgets.kill_grace_s:
-                    kill_sent = True
-                    signal_tree(True)
-            wake = _next_wake(now, start, last_output, next_cpu, term_at, kill_sent, done_at,
-                              budgets, cpu0 is not None)
-            for key, _ in sel.select(timeout=max(0.0, wake - now)):
-                if key.data == "done":
+                ladder.check(now)
+            wake = done_at + budgets.drain_s if done_at is not None else ladder.next_wake(now)
+            for fd, _ev in poller.poll(max(0.0, wake - now) * 1e3):
+                key = what.get(fd)
+                if key == "done":
                     if on_done():
                         done_at = time.monotonic()
-                        sel.unregister(done_fd)
-                elif key.data == "stdin":
-                    pending = _feed(sel, stdin_fd, pending)
+                        _forget(poller, what, done_fd)
+                elif key == "stdin":
+                    pending = _feed(stdin_fd, pending)
                     if not pending:  # _feed closed it: the command sees EOF
+                        _forget(poller, what, stdin_fd)
                         stdin_fd = None
-                else:
-                    s = key.data
-                    try:
-                        data = os.read(s.fd, _READ)
-                    except BlockingIOError:
-                        continue
-                    if not data:
-                        s.closed = True
-                        sel.unregister(s.fd)
-                        continue
-                    last_output = time.monotonic()
-                    if s.take(data):
-                        fire("output_limit")
+                elif key is not None and _drain(key, poller, what):
+                    ladder.last_output = time.monotonic()
+                    if key.truncated:
+                        ladder.fire("output_limit")
     finally:
-        sel.close()
         if stdin_fd is not None:
             _close(stdin_fd)
-    end_cpu = cpu_probe()
-    if end_cpu is not None and cpu0 is not None:
-        cpu_used = end_cpu - cpu0
-    return PumpOutcome(out, err, stage, time.monotonic() - start, cpu_used)
+    cpu_used = ladder.finish()
+    return PumpOutcome(out, err, ladder.stage, time.monotonic() - ladder.start, cpu_used)
 
 
-def _next_wake(now, start, last_output, next_cpu, term_at, kill_sent, done_at, b, poll_cpu):
-    if done_at is not None:
-        return done_at + b.drain_s
-    wakes = [start + b.wall_s]
-    if b.idle_s is not None:
-        wakes.append(last_output + b.idle_s)
-    if b.lifetime_deadline is not None:
-        wakes.append(b.lifetime_deadline)
-    if poll_cpu and b.cpu_s is not None:
-        wakes.append(next_cpu)
-    if term_at is not None and not kill_sent:
-        wakes.append(term_at + b.kill_grace_s)
-    if term_at is not None and kill_sent:
-        wakes.append(now + 0.05)
-    return min(wakes)
+def _drain(s: Stream, poller, what: dict) -> bool:
+    """Read what is there; True when output came (the cap may now be exceeded)."""
+    try:
+        data = os.read(s.fd, _READ)
+    except BlockingIOError:
+        return False
+    if not data:
+        s.closed = True
+        _forget(poller, what, s.fd)
+        return False
+    s.take(data)
+    return True
 
 
-def _feed(sel, fd: int, pending: memoryview) -> memoryview:
+def _feed(fd: int, pending: memoryview) -> memoryview:
+    """Write what the pipe takes now; closes ``fd`` once all is written (or the reader left)."""
     try:
         n = os.write(fd, pending[:_READ])
         pending = pending[n:]
@@ -178,9 +199,13 @@ def _feed(sel, fd: int, pending: memoryview) -> memoryview:
     except (BrokenPipeError, OSError):
         pending = memoryview(b"")
     if not pending:
-        sel.unregister(fd)
         _close(fd)
     return pending
+
+
+def _forget(poller, what: dict, fd: int) -> None:
+    poller.unregister(fd)
+    del what[fd]
 
 
 def _close(fd: int) -> None:

@@ -21,7 +21,7 @@ With the native front (``ptinit.c``), this process is started by ``exec`` from p
 host first needs more than commands (``--adopt``: the layer store, overlay and seccomp program
 ptinit set up are taken over, same pid), and each command's reaper and process are ptinit
 "zygotes" spawned into a fresh pid namespace. Python snippets run in a pre-started, already
-confined interpreter ("pyserver", see ``command.run_pyserver``), restarted after remounts.
+confined interpreter ("pyserver", see ``pyserver.py``), restarted after remounts.
 
 Guarantees: a closed control socket (the host died) makes the supervisor exit, which tears
 the whole sandbox down.
@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safefs  # noqa: E402  (bound next to this file inside the sandbox)
 import wire  # noqa: E402
 from command import Filter, check as _check, drop_privileges, libc, mount as _mount, run_reaper  # noqa: E402
-from command import run_pyserver  # noqa: E402
+from pyserver import run_pyserver  # noqa: E402
 
 CLONE_NEWPID = 0x20000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8

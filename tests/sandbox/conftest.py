@@ -2,7 +2,7 @@ import warnings
 
 import pytest
 
-from posttrain.sandbox import Limits, Timeouts, make_sandbox
+from posttrain.sandbox import Limits, Timeouts, make_sandbox, native
 
 SMALL = Limits(memory_bytes=128 << 20, pids=64, stdout_bytes=32 << 10, stderr_bytes=32 << 10,
                store_bytes=64 << 20)
@@ -33,3 +33,13 @@ def open_sb(backend):
     yield make
     for sb in opened:
         sb.close()
+
+
+@pytest.fixture(params=["native", "python"])
+def front(request, monkeypatch):
+    """The isolated backend's two supervisors: ptinit, or the Python fallback (no compiler)."""
+    if request.param == "python":
+        monkeypatch.setenv("POSTTRAIN_SANDBOX_NATIVE", "0")
+    elif native.binary() is None:
+        pytest.fail("gcc is on these machines and in CI: ptinit must build")
+    return request.param

@@ -11,15 +11,6 @@ from posttrain.sandbox.isolated import IsolatedSandbox
 SMALL = Limits(memory_bytes=128 << 20, pids=64, store_bytes=64 << 20)
 
 
-@pytest.fixture(params=["native", "python"])
-def front(request, monkeypatch):
-    if request.param == "python":
-        monkeypatch.setenv("POSTTRAIN_SANDBOX_NATIVE", "0")
-    elif native.binary() is None:
-        pytest.fail("gcc is on these machines and in CI: ptinit must build")
-    return request.param
-
-
 def _exe(pid: int) -> str:
     return os.readlink(f"/proc/{pid}/exe")
 
