@@ -6,7 +6,12 @@ sandbox*: a tool call whose latency is a sleep on an env worker thread — ``--b
 of episodes and 10x that for the other 10% (the long tail of sandbox-heavy agent tasks),
 drawn deterministically per (task, sample), so every configuration sees the same latencies.
 At scale those sandboxes run on other machines, so their latency is wall time, not CPU
-time on this host; sleeping models that honestly on a 2-core machine. Everything else is
+time on this host; sleeping models that honestly on a 2-core machine. The remote fleet has
+one sandbox per episode of a step (``--env-workers 64`` = 8 prompts x 8 samples), so the
+synchronous loop is never queued behind a pool that is too small — it waits only for the
+slowest episode of its batch, which is the cost asynchrony is meant to hide. A smaller
+fleet caps every configuration at the fleet's throughput instead (measured with 16: lag 4
+2.0x, the fleet busy nearly all the time). Everything else is
 real: sampling with the HF backend, verification by the domain verifiers on the reward
 service's threads, GRPO updates, weight sync.
 
@@ -126,7 +131,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=24)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--base-s", type=float, default=0.1, help="tool latency of a normal episode")
-    ap.add_argument("--env-workers", type=int, default=16)
+    ap.add_argument("--env-workers", type=int, default=64,
+                    help="remote sandboxes (one per episode of a step by default)")
     ap.add_argument("--heldout", type=int, default=100)
     ap.add_argument("--sft-steps", type=int, default=150)
     args = ap.parse_args()

@@ -16,7 +16,8 @@ from posttrain.trainer.batch import build_policy_batch, without_zero_advantage_r
 from posttrain.trainer.logprobs import token_logprobs_and_entropy
 from posttrain.trainer.losses import LOSSES, LossConfig
 from posttrain.trainer.reference_loop import policy_update
-from posttrain.trainer.shared_prefix import plan_shared_prefix, policy_logprobs, shared_prefix_logprobs
+from posttrain.trainer import shared_prefix
+from posttrain.trainer.shared_prefix import packed_logprobs, plan_packing, policy_logprobs
 
 PAD = 0
 
@@ -38,28 +39,38 @@ def _batch(advantages=None):
     return build_policy_batch(groups, advantages or advs, PAD)
 
 
-def test_plan_shares_the_prompt_of_each_group():
+def test_plan_packs_each_prompt_once_and_no_padding():
     batch = _batch()
-    plan = plan_shared_prefix(batch)
-    assert plan is not None and len(plan.prefixes) == 4  # three groups + the multi-turn group
-    assert plan.cost < plan.full_cost
-    assert plan.starts.tolist()[:4] == [3, 3, 3, 3]
+    plan = plan_packing(batch)
+    assert plan is not None and plan.input_ids.shape[0] == 1  # 65 tokens: one packed row
+    prompts = 3 + 6 + 9 + 4
+    suffixes = int((batch.attention_mask.sum(1) - batch.action_mask.int().argmax(1)).sum())
+    assert plan.cost == prompts + suffixes < plan.full_cost
+    # a suffix token sees its own prompt, never another group's or another sample's tokens
+    allowed = plan.allowed[0]
+    first = len(_batch().input_ids[0].nonzero())  # the end of group 0's first sample
+    assert allowed[3, :4].all() and not allowed[3, 4:].any()  # its first suffix token
+    assert allowed[first, :3].all()  # the second sample sees the shared prompt...
+    assert not allowed[first, 3:first].any()  # ...and nothing of the first sample
 
 
-def test_no_plan_when_nothing_is_shared():
+def test_rows_are_capped_and_prompts_restated():
+    batch = _batch()
+    plan = plan_packing(batch, max_tokens=12)
+    assert plan is not None and plan.input_ids.shape[0] > 1
+    assert plan.input_ids.shape[1] <= 12 + 9  # a prompt of 9 plus a suffix may exceed the cap
+
+
+def test_no_plan_when_nothing_is_gained():
     single = build_policy_batch([group(traj([3, 4, 5, 6, 7, 8], [9, 10], 1.0)),
-                                 group(traj([11, 12, 13], [14], 0.0))], [[1.0], [1.0]], PAD)
-    assert plan_shared_prefix(single) is None
+                                 group(traj([11, 12, 13, 14, 15, 16], [17, 18], 0.0))],
+                                [[1.0], [1.0]], PAD)
+    assert plan_packing(single) is None  # equal lengths, nothing shared: no positions saved
 
 
-def test_logprobs_entropy_and_gradients_match_the_full_forward():
-    model = tiny_llama(0)
-    model.train()
-    batch = _batch()
-    plan = plan_shared_prefix(batch)
-    T = 0.8
+def _check_against_full(model, batch, plan, T):
     full_lp, full_ent = token_logprobs_and_entropy(model, batch, T)
-    lp, ent = shared_prefix_logprobs(model, batch, plan, T, with_entropy=True)
+    lp, ent = packed_logprobs(model, batch, plan, T, with_entropy=True)
     m = batch.action_mask
     assert torch.allclose(lp[m], full_lp[m], atol=1e-5)
     assert torch.allclose(ent[m], full_ent[m], atol=1e-5)
@@ -72,26 +83,45 @@ def test_logprobs_entropy_and_gradients_match_the_full_forward():
         return [p.grad.clone() for p in model.parameters()]
 
     want = grads(token_logprobs_and_entropy(model, batch, T)[0])
-    got = grads(shared_prefix_logprobs(model, batch, plan, T)[0])
+    got = grads(packed_logprobs(model, batch, plan, T)[0])
     for w, g in zip(want, got):
         assert torch.allclose(w, g, atol=1e-5, rtol=1e-4)
-    # A wrong position id for the suffix is visible: the check above can fail.
-    shifted = plan.__class__(plan.prefixes, plan.row_prefix, plan.starts + 1, plan.lengths + 1,
-                             plan.cost, plan.full_cost)
-    bad, _ = shared_prefix_logprobs(model, batch.replace(
-        attention_mask=torch.cat([batch.attention_mask, batch.attention_mask[:, -1:]], 1),
-        input_ids=torch.cat([batch.input_ids, batch.input_ids[:, -1:]], 1)), shifted, T)
-    assert not torch.allclose(bad[:, :lp.shape[1]][m], lp[m], atol=1e-3)
 
 
-def test_policy_logprobs_falls_back_under_gradient_checkpointing():
+def test_logprobs_entropy_and_gradients_match_the_full_forward():
+    model = tiny_llama(0)
+    model.train()
+    batch = _batch()
+    for cap in (1024, 12):  # one packed row; several, with prompts restated
+        _check_against_full(model, batch, plan_packing(batch, max_tokens=cap), 0.8)
+
+
+def test_a_leak_across_samples_would_be_caught():
+    model = tiny_llama(4)
+    batch = _batch()
+    plan = plan_packing(batch)
+    leaky = plan.__class__(**{**plan.__dict__, "allowed": plan.allowed | torch.ones_like(
+        plan.allowed).tril()})  # causal attention over the whole packed row
+    good, _ = packed_logprobs(model, batch, plan)
+    bad, _ = packed_logprobs(model, batch, leaky)
+    m = batch.action_mask
+    assert (bad[m] - good[m]).abs().max() > 1e-3
+
+
+def test_checkpointing_packs_and_mask_ignoring_attention_falls_back(monkeypatch):
     model = tiny_llama(1)
     batch = _batch()
     getattr(model, "activation_checkpointing_enable", model.gradient_checkpointing_enable)()
     model.train()
     lp, _ = policy_logprobs(model, batch)
     full, _ = token_logprobs_and_entropy(model, batch)
-    assert torch.equal(lp, full)  # the same computation, not just close
+    m = batch.action_mask
+    assert torch.allclose(lp[m], full[m], atol=1e-5)  # packing needs no cache: it still applies
+    # an attention implementation outside MASKED_ATTENTION (flash kernels ignore 4-D masks)
+    monkeypatch.setattr(shared_prefix, "MASKED_ATTENTION", ("eager",))
+    assert model.config._attn_implementation == "sdpa" and plan_packing(batch) is not None
+    lp, _ = policy_logprobs(model.eval(), batch)
+    assert torch.equal(lp, token_logprobs_and_entropy(model, batch)[0])
 
 
 def test_inert_rows_are_dropped_and_the_loss_gradient_is_unchanged():
