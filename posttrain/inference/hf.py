@@ -34,7 +34,13 @@ Guarantees:
   module stepped by an optimizer) are caught by the weight fingerprint (tensor version
   counters), so a stale KV cache is never reused.
 
-What it does not do: continuous batching, paged attention or speculative decoding (use the
+Fast path: Llama-family models (Llama, Qwen2, Mistral without sliding window) decode through
+:class:`~posttrain.inference.fast_decoder.FastDecoder`, a lean forward over the same
+weights that is checked against the transformers forward at construction (``fast=False``
+turns it off; any other model uses ``model(...)``).
+
+What it does not do: sliding-window models whose window is shorter than prompt + completion
+(the transformers cache drops keys the attention mask still counts), continuous batching, paged attention or speculative decoding (use the
 vllm or openai backends for serving), stop strings that span a special token, or concurrent
 ``generate`` calls from several threads (one call at a time; a server puts a lock around it).
 """
@@ -51,6 +57,7 @@ from posttrain.core.errors import InferenceError
 from posttrain.core.types import Completion, Message
 
 from .base import SamplingParams
+from .fast_decoder import FastDecoder, KVCache
 
 
 @dataclass
@@ -75,9 +82,11 @@ class HFBackend:
     """Batched sampling over a transformers causal LM (see the module docstring)."""
 
     def __init__(self, model: Any, tokenizer: Any, *, device: str = "cpu", policy_version: int = 0,
-                 min_prefix_tokens: int = 16, prefix_cache_size: int = 4):
+                 min_prefix_tokens: int = 16, prefix_cache_size: int = 4, fast: bool = True):
         self.device = torch.device(device)
         self.model = model.to(self.device)
+        # Llama-family models decode through a checked lean forward (fast_decoder.py).
+        self.fast = FastDecoder.maybe(self.model) if fast else None
         self.tokenizer = tokenizer
         self.policy_version = policy_version
         self.min_prefix_tokens = max(1, min_prefix_tokens)
@@ -185,16 +194,24 @@ class HFBackend:
             real[u, S - len(s):] = 1
         pos = (L + real.cumsum(1) - 1).clamp(min=L)
         mask = torch.cat([torch.ones((U, L), dtype=torch.long), real], 1)
-        from transformers import DynamicCache
-
         kv = [(k.expand(U, -1, -1, -1), v.expand(U, -1, -1, -1)) for k, v in prefix[1]] if prefix else None
-        cache = DynamicCache(ddp_cache_data=kv, config=self.model.config)
+        cache = self._new_cache(kv)
         logits = self._forward(ids, mask, pos, cache)
         self.stats.prefill_rows += U
         return cache, logits, mask.to(self.device), pos[:, -1:].to(self.device) + 1
 
+    def _new_cache(self, kv=None):
+        """An empty cache, or one holding ``kv`` (per-layer (keys, values)), for ``_forward``."""
+        if self.fast is not None:
+            return KVCache.from_pairs(kv, self.fast.num_layers)
+        from transformers import DynamicCache
+
+        return DynamicCache(ddp_cache_data=kv, config=self.model.config)
+
     def _forward(self, ids, mask, pos, cache) -> torch.Tensor:
         """Logits (B, V) of the last position; the cache grows by ``ids.shape[1]``."""
+        if self.fast is not None:
+            return self.fast.forward(ids.to(self.device), mask.to(self.device), pos.to(self.device), cache)
         out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
                          position_ids=pos.to(self.device), past_key_values=cache, use_cache=True,
                          logits_to_keep=1)  # the vocabulary projection of earlier positions is wasted work
@@ -220,9 +237,7 @@ class HFBackend:
         # A new prefix is only worth a separate forward when several prompts share it.
         if len(distinct) < 2 or len(common) < self.min_prefix_tokens:
             return None
-        from transformers import DynamicCache
-
-        cache = DynamicCache(config=self.model.config)
+        cache = self._new_cache()
         n = len(common)
         self._forward(torch.tensor([common]), torch.ones((1, n), dtype=torch.long),
                       torch.arange(n).unsqueeze(0), cache)

@@ -42,10 +42,15 @@ def _batch(advantages=None):
 def test_plan_packs_each_prompt_once_and_no_padding():
     batch = _batch()
     plan = plan_packing(batch)
-    assert plan is not None and plan.input_ids.shape[0] == 1  # 65 tokens: one packed row
-    prompts = 3 + 6 + 9 + 4
-    suffixes = int((batch.attention_mask.sum(1) - batch.action_mask.int().argmax(1)).sum())
-    assert plan.cost == prompts + suffixes < plan.full_cost
+    assert plan is not None and plan.input_ids.shape[0] == 4  # one row per group
+    starts = batch.action_mask.int().argmax(1)
+    suffixes = batch.attention_mask.sum(1) - starts
+    assert len(plan.targets) == int(suffixes.sum()) and plan.cost < plan.full_cost
+    # row 0: group 0's prompt once, then its four samples' completions, then padding
+    row0 = batch.input_ids[0, :3].tolist() + sum(
+        (batch.input_ids[b, 3:3 + int(suffixes[b])].tolist() for b in range(4)), [])
+    assert plan.input_ids[0, :len(row0)].tolist() == row0
+    assert not plan.allowed[0, len(row0):, :len(row0)].any()  # padding sees no real token
     # a suffix token sees its own prompt, never another group's or another sample's tokens
     allowed = plan.allowed[0]
     first = len(_batch().input_ids[0].nonzero())  # the end of group 0's first sample
