@@ -177,20 +177,42 @@ def wait_and_clear(child: int) -> tuple:
         pid, status, ru = os.wait4(-1, 0)
         if pid == child:
             break
+    kill_all()
+    reap_all()
+    return status, ru
+
+
+def kill_all() -> None:
+    """From a pid namespace's pid 1: SIGKILL every other process of the namespace, never us.
+
+    Once it returns, none of them can return to user space or fork (the kernel refuses a
+    fork whose parent has SIGKILL pending), so the set of processes can only shrink.
+    """
     try:
-        os.kill(-1, signal.SIGKILL)  # from pid 1: every other process of the namespace, never us
+        os.kill(-1, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def reap_all() -> None:
+    """Reap until no child is left: orphans are re-parented to pid 1 before their parent's
+    status can be reaped, so this ends only when the whole namespace but us is gone."""
     while True:
         try:
             os.wait4(-1, 0)
         except ChildProcessError:
-            return status, ru
+            return
 
 
 def status_report(status: int, ru) -> str:
+    """The one-line JSON status the host parses, from a ``wait4`` status and rusage."""
+    return report(os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                  os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                  ru.ru_utime + ru.ru_stime, ru.ru_maxrss)
+
+
+def report(code, sig, cpu_s: float, maxrss_kb: int) -> str:
     """The one-line JSON status the host parses (written by hand: no ``json`` import here)."""
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else "null"
-    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else "null"
     return '{"exit_code": %s, "signal": %s, "cpu_s": %.6f, "maxrss_kb": %d}' % (
-        code, sig, ru.ru_utime + ru.ru_stime, ru.ru_maxrss)
+        "null" if code is None else int(code), "null" if sig is None else int(sig),
+        cpu_s, maxrss_kb)

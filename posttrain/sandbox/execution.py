@@ -5,12 +5,16 @@ the working directory, rlimits), hands it with fresh stdio pipes straight to the
 that waits for it inside the sandbox (a pre-forked command, or the snippet server's next
 child), then pumps stdin, stdout and stderr under the budgets (``pump.py``) until the
 in-sandbox reaper's status report arrives, and maps all of it to an :class:`ExecResult`.
+What it waits for is that report and EOF on stdout and stderr (or ``drain_s`` after the
+report), never for a process's exit itself: a snippet's process closes its fds before it
+leaves its note (``pychild.py``), so its teardown is on nobody's path.
 
 Guarantees: every pipe end is closed on every path; a request that cannot be handed over
 returns ``sandbox_error`` and closes the sandbox (its supervisor is unusable); the report is
-written only after everything the command started is gone (``command.py``,
-``pyserver.py``), so the result describes a finished command; an OOM kill in the sandbox's
-cgroup during the command is seen (``memory_limit``).
+written only once nothing the command started can run again: a command's processes are all
+reaped (``command.py``); a snippet's are all killed, and all reaped but possibly its own,
+which was stopped, killed and alone (``pyserver.py``), so the result describes a finished
+command; an OOM kill in the sandbox's cgroup during the command is seen (``memory_limit``).
 
 Does not: check the sandbox's lifetime or serialise commands (``IsolatedSandbox`` does), or
 enforce a budget itself (``pump.py`` does, through :meth:`SupervisorChannel.signal_tree`).

@@ -1,62 +1,58 @@
-"""The pre-started snippet interpreter ("pyserver") and what each snippet runs in.
+"""The pre-started snippet interpreter ("pyserver"): pid 1 of the snippets' pid namespace.
 
-What it is: :func:`run_pyserver` is pid 1 of a pid namespace of its own, started by the
-supervisor on the first ``run_python``. It is confined exactly like a command (private
-procfs, no capabilities, ``no_new_privs``, the seccomp filter) and is not dumpable, so
-nothing a snippet runs can open its memory or fds. Every snippet runs in a forked child, so
-no state leaks from one snippet to the next; the supervisor restarts the server after every
-remount (it holds a private copy of the old mounts).
+What it is: :func:`run_pyserver` is started by the supervisor on the first ``run_python``.
+It is confined exactly like a command (private procfs, no capabilities, ``no_new_privs``,
+the seccomp filter) and is not dumpable, so nothing a snippet runs can open its memory or
+fds. Every snippet runs in a forked child (``pychild.py``), so no state leaks from one
+snippet to the next; the supervisor restarts the server after every remount (it holds a
+private copy of the old mounts).
 
 Why it is shaped this way (measured on these VMs: a page fault costs 5-9 us, a fork of this
-~10 MB interpreter 0.3-0.5 ms, and the first ``compile()`` in a process about 1 ms because
-it builds the AST node types):
+~10 MB interpreter 0.3-0.5 ms, the first ``compile()`` in a process about 1 ms, and the
+kernel's teardown of an exiting fork's address space about 1 ms):
 - the server pays the one-time costs once, before any fork (:func:`_warm_up`);
-- the child for the *next* snippet is forked as soon as a report is sent, and it receives
-  the host's request itself (stdio fds arrive with it), so neither the fork nor a relay
-  through the server is on a snippet's critical path;
-- while it waits, that child rehearses a snippet on a sample (:func:`_rehearse`), taking the
-  copy-on-write faults of its fresh fork (~330) before the request instead of after (~30).
-What stays on the critical path is the child's exit (the kernel unmaps its address space
-before the server can reap it: ~1 ms here), because the report must follow the reaping.
+- the child for the next snippet is forked as soon as the last one is reaped after its
+  report, and it receives the host's request itself, so neither the fork nor a relay is
+  on a snippet's critical path;
+- the report does not wait for the teardown: a snippet that ends normally leaves a note
+  (exit code, rusage; ``exit_note.py``) and stops itself; ``wait4`` reports the stop at
+  once, and the server checks with the kernel whether the child can be reaped after the
+  report (:func:`_finish_noted`).
 
-Guarantees, per snippet: a fresh fork of the warmed-up server; its own session, stdio,
-cwd, rlimits and environment; SIGTERM and SIGINT behave as in ``python3 -c``. The report
-(exit status and resource use) is sent only after the snippet's process has exited *and*
-everything else in the namespace has been killed and reaped: once the host has the result,
-nothing the snippet started is running. The snippet never holds the host socket or any fd
-of the server's.
+Guarantees, per snippet. When the host receives a snippet's result:
+- every process the snippet started has been sent SIGKILL, and every one of them except
+  the snippet's own process has been reaped;
+- that one, if not yet reaped, was stopped when it was killed, with every thread at a
+  user-space boundary (the kernel reports a stop only then), so it runs no instruction of
+  its own and no syscall of it is in progress; no other process or thread was ever in its
+  namespace (so none could have continued it); what remains of its exit (unmapping its
+  memory, closing any fds it still holds: it closed its own before its note) changes no
+  file, since kernel AIO, which ``exit`` would wait for, is refused here. A snippet that
+  started threads or processes, and any other ending (``os._exit`` or a crash in the
+  snippet, a signal, a timeout), is waited for and everything reaped before the report,
+  as before;
+- it is reaped before the next snippet's process is forked (:func:`_fork_next`), so no
+  two snippets' processes ever coexist and the last one's memory is back first.
+A snippet never holds the host socket or any fd of the server's.
 
 Does not: enforce budgets (the host does, and asks the supervisor for signals). The CPU time
-and peak memory in the report include the child's short wait for its request (well under
-a millisecond; the cgroup figure the host prefers does not).
+and peak memory in a note are the snippet process's own account (``getrusage``; the host
+prefers the cgroup's CPU time) and include the child's short wait for its request.
 
 Stdlib-only and import-light: bound read-only into the sandbox, run by the supervisor.
 """
 
 import _signal as signal
-import _socket as socket
-import builtins
 import gc
 import os
-import resource
-import select
-import sys
 import types
 
-import wire
 from command import (CLONE_NEWNS, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_REC,
-                     PR_SET_DUMPABLE, RLIMITS, check, drop_privileges, forward_term, libc,
-                     mount, status_report, stdio, wait_and_clear)
+                     PR_SET_DUMPABLE, check, drop_privileges, forward_term, kill_all, libc,
+                     mount, reap_all, report, status_report)
+from pychild import TOOK, snippet_process
 
-_TOOK = b"r"  # child -> server, once it holds a request: a report is owed for it
-REHEARSE_AFTER_S = 0.001  # a back-to-back caller's next request comes sooner (~0.3 ms)
-# A typical request, for _rehearse: the keys of the host's base environment (execspec.py,
-# not importable here), its rlimits, a one-line snippet.
-_SAMPLE = {"python": "x = sum(range(100))\n", "cwd": "/work", "stdin": False,
-           "env": {k: "/usr/local/bin:/usr/bin:/bin" for k in (
-               "PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "PYTHONUNBUFFERED",
-               "PYTHONDONTWRITEBYTECODE", "USER", "TERM")},
-           "rlimits": {"FSIZE": 1 << 28, "NOFILE": 1024, "CORE": 0, "CPU": 31}}
+_LAST_PID: list = []  # the server's fd of /proc/sys/kernel/ns_last_pid, once opened
 
 
 def _warm_up() -> None:
@@ -92,124 +88,106 @@ def _confine(sock) -> None:
     drop_privileges()
 
 
-def run_python(code: str) -> int:
-    """Run ``code`` as ``__main__`` the way ``python3 -c`` would; the exit status."""
-    main = types.ModuleType("__main__")
-    main.__builtins__ = builtins
-    sys.modules["__main__"] = main
-    sys.argv = ["-c"]
-    sys.path[0] = os.getcwd()
-    rc = 0
-    try:
-        exec(compile(code, "<snippet>", "exec"), main.__dict__)
-    except SystemExit as exc:
-        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        if exc.code is not None and not isinstance(exc.code, int):
-            print(exc.code, file=sys.stderr)
-    except BaseException:  # the snippet's own failure is its output, not ours
-        import traceback  # heavy (linecache, tokenize); only paid when the snippet fails
+def _one_snippet(sock, note, pending: "int | None") -> tuple:
+    """Fork the next snippet's process and see it through.
 
-        traceback.print_exc()
-        rc = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:
-            pass
-    return rc
-
-
-def _rehearse(sock) -> None:
-    """Walk a snippet's path once, on a sample, before the real request arrives.
-
-    Why: a fresh fork shares every page with the server, and the first write to each (a
-    refcount is a write) is a copy-on-write fault, ~5 us each on these VMs and some 300 of
-    them per snippet. Taking them here, while the child waits anyway, keeps them off the
-    snippet's critical path. A caller that sends its next snippet right away gains nothing
-    from it (the faults are the same, the rehearsal's own work is extra), so the rehearsal
-    starts only after ``REHEARSE_AFTER_S`` without a request, and each step looks first.
-    Nothing of it stays visible: the environment is replaced, the module and the fds are
-    dropped before the real request is read.
+    ``pending``: the last snippet's process, still to reap. Returns (this one's report, or
+    None if it took no request; its pid if it is left to reap the same way, else None).
+    A pid is left only under :func:`_finish_noted`'s conditions.
     """
-    if _request_waiting(sock, REHEARSE_AFTER_S):
-        return
-    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    child, took_r = _fork_next(sock, note, pending)
     try:
-        wire.send(a, _SAMPLE, [a.fileno(), b.fileno()])
-        req, got = wire.recv(b)
-        for fd in got:
-            os.close(fd)
+        left, ended = _await(child, note)
+        if left is not None:
+            return report(left[0], None, left[1], left[2]), _finish_noted(child)
+        kill_all()
+        reap_all()
+        took = os.read(took_r, 1) == TOOK  # every writer is gone: this never blocks
     finally:
-        a.close()
-        b.close()
-    if _request_waiting(sock):
-        return
-    for name in req["rlimits"]:
-        resource.getrlimit(RLIMITS[name])
-    os.environ.clear()
-    os.environ.update(req["env"])
-    main = types.ModuleType("__main__")
-    main.__builtins__ = builtins
-    os.getcwd()
-    if _request_waiting(sock):
-        return
-    exec(compile(req["python"], "<snippet>", "exec"), main.__dict__)
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
+        os.close(took_r)
+    return (status_report(*ended) if took else None), None
 
 
-def _request_waiting(sock, timeout_s: float = 0.0) -> bool:
-    """A request (or the host's EOF) is there to read, or arrives within ``timeout_s``."""
-    poller = select.poll()
-    poller.register(sock.fileno(), select.POLLIN)
-    return bool(poller.poll(timeout_s * 1e3))
+def _fork_next(sock, note, pending: "int | None") -> tuple:
+    """Reap ``pending`` (the last snippet's killed process), then fork the next child.
 
-
-def _snippet_process(sock, took_w: int) -> None:
-    """The pre-forked child: wait for the host's request, then become the snippet."""
-    try:
-        # A late TERM of the kill ladder, meant for the snippet before, must not kill this
-        # one while it waits: ignored (and so discarded) until a request is taken.
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        os.setsid()
-        _rehearse(sock)
-        req, got = wire.recv(sock)
-    except BaseException:  # noqa: BLE001 - the host closed the socket: nothing to run
-        os._exit(0)
-    try:
-        os.write(took_w, _TOOK)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # as in python3 -c
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        sock.close()
-        names = ["stdout", "stderr"] + (["stdin"] if req.get("stdin") else [])
-        stdio(dict(zip(names, got)))  # also closes took_w and every other inherited fd
-        os.chdir(req.get("cwd") or "/work")
-        for name, value in (req.get("rlimits") or {}).items():
-            resource.setrlimit(RLIMITS[name], (value, value + 1 if name == "CPU" else value))
-        os.environ.clear()
-        os.environ.update(req.get("env") or {})
-        os._exit(run_python(req["python"]) & 0xFF)
-    except BaseException as exc:  # noqa: BLE001
-        try:
-            os.write(2, f"sandbox: cannot start snippet: {exc}\n".encode())
-        finally:
-            os._exit(126)
-
-
-def _one_snippet(sock) -> "str | None":
-    """Fork the next snippet's process and wait for it; its report, or None if it took none."""
+    Why in this order: no two snippets' processes ever coexist, the last one's memory is
+    back before the next fork, and a fork overlapping a teardown was measured to take 1.7
+    ms here instead of 0.4 (both walk the same shared pages); the teardown overlaps the
+    host's turnaround instead.
+    """
+    if pending is not None:
+        os.waitpid(pending, 0)
     took_r, took_w = os.pipe()
+    if note is not None:
+        note.clear()
     child = os.fork()
     if child == 0:
         os.close(took_r)
-        _snippet_process(sock, took_w)
+        snippet_process(sock, took_w, note)
     os.close(took_w)
+    return child, took_r
+
+
+def _await(child: int, note) -> tuple:
+    """((exit code, CPU seconds, peak RSS), None) once the child has stopped with a note, or
+    (None, (wait status, rusage)) once it has exited. Orphans (re-parented to us) are reaped
+    as they exit; a stop without a note is waited out, as ``python3 -c`` would stay stopped."""
+    flags = os.WUNTRACED if note is not None else 0
+    if note is not None:
+        _rehearse_noted(child, note)
+    while True:
+        pid, status, ru = os.wait4(-1, flags)
+        if pid != child:
+            continue
+        if not os.WIFSTOPPED(status):
+            return None, (status, ru)
+        left = note.read(child)
+        if left is not None:
+            return left, None
+
+
+def _rehearse_noted(child: int, note) -> None:
+    """The server's path from a noted stop to its report, on a sample and without effects.
+
+    Why: after a fork every page is write-protected, so the first write to each (a refcount
+    is a write) faults; taking those faults now, while the child waits for its request,
+    keeps them off the snippet's critical path (as ``pychild._rehearse`` does for the child).
+    """
+    left = note.parse(b"d %d 0 0.000100 10000\n" % child, child)
+    note.read(child)  # the page is clear: no note yet
+    os.kill(child, 0)
+    if _ns_last_pid() is not None:
+        report(left[0], None, left[1], left[2]).encode()
+
+
+def _finish_noted(child: int) -> "int | None":
+    """After a noted stop: SIGKILL the child; then, if no other process or thread was ever
+    in the namespace beside it, leave it to be reaped after the report (its pid); else kill
+    and reap everything now.
+
+    What this relies on is the kernel's: the stop is reported once every thread of the
+    child is stopped at a user-space boundary (no syscall in progress), a stopped task runs
+    again only on SIGCONT (which only another process of the namespace could have sent) or
+    SIGKILL (which ends it without it running), and no pid allocated after the child's own
+    means no other process or thread, alive or gone, ever shared the namespace with it.
+    Why not accept a namespace that is merely empty now: a process gone by then could have
+    sent the child SIGCONT after its stop was reported.
+    """
+    os.kill(child, signal.SIGKILL)
+    if _ns_last_pid() == child:
+        return child
+    kill_all()
+    reap_all()
+    return None
+
+
+def _ns_last_pid() -> "int | None":
+    """The last pid allocated in this pid namespace (threads take pids too)."""
     try:
-        status, ru = wait_and_clear(child)
-        took = os.read(took_r, 1) == _TOOK  # every writer is gone: this never blocks
-    finally:
-        os.close(took_r)
-    return status_report(status, ru) if took else None
+        return int(os.pread(_LAST_PID[0], 32, 0))
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def run_pyserver(sock, filt) -> None:
@@ -218,17 +196,33 @@ def run_pyserver(sock, filt) -> None:
         _confine(sock)
         filt.load()
         check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
+        note = _start_notes()
         _warm_up()
     except BaseException:  # noqa: BLE001
         os._exit(1)
+    pending = None
     while True:
         try:
-            report = _one_snippet(sock)
+            line, pending = _one_snippet(sock, note, pending)
         except BaseException:  # noqa: BLE001 - e.g. no fork: we cannot tell which request is
             os._exit(0)  # owed a report, so leave; the host sees EOF and restarts us on demand
-        if report is None:  # the host is gone (or the child died before it took a request)
+        if line is None:  # the host is gone (or the child died before it took a request)
             os._exit(0)
         try:
-            sock.send(report.encode())
+            sock.send(line.encode())
         except OSError:
             os._exit(0)
+
+
+def _start_notes():
+    """The exit note and what it relies on (AIO refused, ns_last_pid readable), or None."""
+    import exit_note  # here, not at the top: the supervisor imports this module at its start
+
+    if not exit_note.ENABLED:
+        return None
+    try:
+        _LAST_PID.append(os.open("/proc/sys/kernel/ns_last_pid", os.O_RDONLY))
+    except OSError:
+        return None
+    exit_note.deny_aio()
+    return exit_note.ExitNote()
