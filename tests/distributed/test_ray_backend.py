@@ -86,3 +86,32 @@ def test_same_config_on_ray_gives_the_embedded_run():
         assert torch.equal(wa[k], wb[k]), k
     assert [r["task"] for r in la.rows] == [r["task"] for r in lb.rows]
     assert b[2]["async/producers"] == 1.0
+
+
+def test_ray_producers_through_the_sqlite_work_store(tmp_path):
+    """``executor: ray`` + ``work_store: sqlite``: the store wraps the Ray pool like any other."""
+    from posttrain.scheduler.ledger import OutcomeLedger
+    from posttrain.scheduler.store import WorkStore
+
+    cfg = run_config(steps=2, max_policy_lag=1)
+    store = WorkStore(tmp_path / "work.sqlite")
+    runs = {}
+    for executor, work_store in (("thread", None), ("ray", store)):
+        model, opt, sched, backend, stream, pad = setup(cfg)
+        rows, ledger = {}, (TaskLedger() if work_store is None else None)
+        # one job out at a time: each samples the newest weights, so both runs are deterministic
+        acfg = AsyncConfig(executor=executor, max_inflight=1, ray_cpus_per_worker=1.0)
+        train_async(model, opt, backend, stream, cfg.rl, pad_id=pad, seed=cfg.seed, lr_scheduler=sched,
+                    on_step=lambda s, m: rows.__setitem__(s, m), config=acfg, ledger=ledger,
+                    work_store=work_store)
+        runs[executor] = (rows, model.state_dict(), ledger)
+    (a, wa, la), (b, wb, _) = runs["thread"], runs["ray"]
+    assert sorted(a) == sorted(b) == [1, 2]
+    for step in a:
+        for key in a[step]:
+            if not key.startswith(("time/", "async/")):
+                assert a[step][key] == b[step][key], (step, key)
+    for k in wa:
+        assert torch.equal(wa[k], wb[k]), k
+    assert store.counts() == {"queued": 0, "running": 0, "done": 2, "failed": 0}
+    assert [r["task"] for r in OutcomeLedger(store).rows] == [r["task"] for r in la.rows]
