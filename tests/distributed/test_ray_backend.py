@@ -66,6 +66,17 @@ def test_verifier_actors_score_like_the_local_service():
     ray.kill(actors[1])
 
 
+def _assert_same_run(a, wa, b, wb):
+    """Steps 1 and 2 with equal metrics (time/ and async/ aside) and bit-identical weights."""
+    assert sorted(a) == sorted(b) == [1, 2]
+    for step in a:
+        for key in a[step]:
+            if not key.startswith(("time/", "async/")):
+                assert a[step][key] == b[step][key], (step, key)
+    for k in wa:
+        assert torch.equal(wa[k], wb[k]), k
+
+
 def test_same_config_on_ray_gives_the_embedded_run():
     cfg = run_config(steps=2, max_policy_lag=0)
     runs = {}
@@ -77,13 +88,7 @@ def test_same_config_on_ray_gives_the_embedded_run():
                     on_step=lambda s, m: rows.__setitem__(s, m), config=acfg, ledger=ledger)
         runs[executor] = (rows, model.state_dict(), ledger)
     (a, wa, la), (b, wb, lb) = runs["thread"], runs["ray"]
-    assert sorted(a) == sorted(b) == [1, 2]
-    for step in a:
-        for key in a[step]:
-            if not key.startswith(("time/", "async/")):
-                assert a[step][key] == b[step][key], (step, key)
-    for k in wa:
-        assert torch.equal(wa[k], wb[k]), k
+    _assert_same_run(a, wa, b, wb)
     assert [r["task"] for r in la.rows] == [r["task"] for r in lb.rows]
     assert b[2]["async/producers"] == 1.0
 
@@ -106,12 +111,6 @@ def test_ray_producers_through_the_sqlite_work_store(tmp_path):
                     work_store=work_store)
         runs[executor] = (rows, model.state_dict(), ledger)
     (a, wa, la), (b, wb, _) = runs["thread"], runs["ray"]
-    assert sorted(a) == sorted(b) == [1, 2]
-    for step in a:
-        for key in a[step]:
-            if not key.startswith(("time/", "async/")):
-                assert a[step][key] == b[step][key], (step, key)
-    for k in wa:
-        assert torch.equal(wa[k], wb[k]), k
+    _assert_same_run(a, wa, b, wb)
     assert store.counts() == {"queued": 0, "running": 0, "done": 2, "failed": 0}
     assert [r["task"] for r in OutcomeLedger(store).rows] == [r["task"] for r in la.rows]
