@@ -13,7 +13,9 @@ Guarantees:
   else v1 freezer: freeze, kill, thaw, so a fork bomb cannot outrun the kill). On hybrid
   hosts like these the sandbox joins the v2 tree only when it needs it (a v2 controller, or
   no v1 freezer): joining costs an RCU grace period per sandbox start;
-- :meth:`Cgroup.destroy` leaves no group behind, or raises ``SandboxError``.
+- :meth:`Cgroup.destroy` leaves no group behind, or raises ``SandboxError``;
+- group names carry the owner's pid and start time, and :func:`detect` (once per process)
+  removes the groups of owners that are gone (a SIGKILLed harness cannot ``destroy``).
 
 Does not: limit disk I/O bandwidth, or account for kernel memory outside the memory
 controller.
@@ -30,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from posttrain.core.errors import SandboxError
+
+from . import hostdirs
 
 PREFIX = "posttrain-sbx-"
 _V1_WANTED = ("memory", "pids", "cpu", "cpuacct", "freezer")
@@ -79,7 +83,7 @@ def _own_paths() -> dict:
 
 
 def _probe(parent: str) -> str | None:
-    probe = os.path.join(parent, f"{PREFIX}probe-{os.getpid()}-{next(_counter)}")
+    probe = os.path.join(parent, f"{PREFIX}probe-{hostdirs.stamp()}-{next(_counter)}")
     try:
         os.mkdir(probe)
         os.rmdir(probe)
@@ -110,7 +114,52 @@ def detect(refresh: bool = False) -> CgroupSupport:
                 unified = parent
                 _adopt_v2_controllers(parent, parents, missing)
         _cached = CgroupSupport(parents, missing, unified)
+        sweep(_cached)
         return _cached
+
+
+def sweep(support: CgroupSupport) -> list[str]:
+    """Remove the groups of harness processes that are gone (a SIGKILLed harness cannot
+    run ``destroy``). Names carry the owner's pid and start time (``hostdirs.stamp``); a
+    group whose owner runs is never touched. Processes left in a dead owner's group are
+    its sandbox's, and are killed. Only the parents we use are swept (a harness that ran
+    in another cgroup left its groups there)."""
+    removed = []
+    for parent in set(support.parents.values()) | ({support.unified} - {None}):
+        try:
+            names = [n for n in os.listdir(parent) if n.startswith(PREFIX)]
+        except OSError:
+            continue
+        for name in names:
+            rest = name[len(PREFIX):]
+            owner = hostdirs.parse_stamp(rest[len("probe-"):] if rest.startswith("probe-") else rest)
+            if owner is None or hostdirs.owner_alive(*owner):
+                continue
+            path = os.path.join(parent, name)
+            if _remove_orphan(path):
+                removed.append(path)
+    return removed
+
+
+def _remove_orphan(path: str) -> bool:
+    for _ in range(50):
+        try:
+            os.rmdir(path)
+            return True
+        except FileNotFoundError:
+            return False
+        except OSError:
+            try:
+                pids = [int(p) for p in _read(f"{path}/cgroup.procs").split()]
+            except OSError:
+                return False
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
+    return False
 
 
 def _wants_unified(support: CgroupSupport) -> bool:
@@ -153,7 +202,7 @@ class Cgroup:
     def __init__(self, support: CgroupSupport, *, memory_bytes: int | None,
                  pids: int | None, cpus: float | None):
         self.support = support
-        self.name = f"{PREFIX}{os.getpid()}-{next(_counter)}"
+        self.name = f"{PREFIX}{hostdirs.stamp()}-{next(_counter)}"  # owner stamp: see sweep
         self.dirs: dict = {}
         self.notes: list = []
         self._stat_fds: dict = {}  # counters read around every command: kept open, pread

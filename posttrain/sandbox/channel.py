@@ -41,6 +41,7 @@ class SupervisorChannel:
         self.pyserver = None  # (server pid, socket): the pre-started snippet interpreter
         self._on_dead = on_dead
         self._want_zygote = False
+        self.last_words: Callable[[], str] = lambda: "(no log)"  # the supervisor's stderr
 
     @property
     def native(self) -> bool:
@@ -88,7 +89,12 @@ class SupervisorChannel:
             except OSError as exc:
                 self.dead()
                 raise SandboxError(f"sandbox supervisor is gone: {exc}") from exc
-            reply = self.recv(self.create_s)
+            try:
+                reply = self.recv(self.create_s)
+            except (OSError, EOFError) as exc:  # say what failed, not just "EOF"
+                self.dead()
+                raise SandboxError(f"the Python supervisor did not start (upgrade from ptinit): "
+                                   f"{exc}; its stderr: {self.last_words()}") from exc
             if reply.get("op") != "ok":
                 raise SandboxError(f"sandbox supervisor did not start: {reply}")
 

@@ -76,6 +76,7 @@ class IsolatedSandbox(AsyncTwins):
         self._lock = threading.RLock()
         self._tree = WorkTree(self._lock)
         self._closed = False
+        self._words: str | None = None  # the supervisor's stderr, read at close
         self.proc = None
         self.cgroup = None
         self.ch: SupervisorChannel | None = None
@@ -100,18 +101,24 @@ class IsolatedSandbox(AsyncTwins):
         self.init_pid = self._launch.init_pid
         self.ch = SupervisorChannel(Control(self._launch.ctl, self._launch.native), self.close,
                                     self.timeouts.create_s)
-        if self._launch.native:  # ptinit mounted the work tree itself (lower base, upper 1)
-            if self._tree.layers.mount_request() != {"lowers": ["base"], "upper": "1"}:
-                raise SandboxError("layer stack does not start where ptinit does")
-            reply, fds = self.ch.recv_one(self.timeouts.create_s)
-            for fd in fds:
-                os.close(fd)
-            if reply.get("op") != "ready":
-                raise SandboxError(f"sandbox did not start: {reply.get('message', reply)}")
-        else:
-            reply = self.ch.call({"op": "init", "bpf": filt.program,
-                                  "store_bytes": self.limits.store_bytes,
-                                  **self._tree.layers.mount_request()}, self.timeouts.create_s)
+        self.ch.last_words = self._last_words
+        try:
+            if self._launch.native:  # ptinit mounted the work tree itself (lower base, upper 1)
+                if self._tree.layers.mount_request() != {"lowers": ["base"], "upper": "1"}:
+                    raise SandboxError("layer stack does not start where ptinit does")
+                reply, fds = self.ch.recv_one(self.timeouts.create_s)
+                for fd in fds:
+                    os.close(fd)
+                if reply.get("op") != "ready":
+                    raise SandboxError(f"sandbox did not start: {reply.get('message', reply)}")
+            else:
+                reply = self.ch.call({"op": "init", "bpf": filt.program,
+                                      "store_bytes": self.limits.store_bytes,
+                                      **self._tree.layers.mount_request()}, self.timeouts.create_s)
+        except (SandboxError, EOFError, OSError) as exc:  # say what failed, not just "EOF"
+            front = "ptinit" if self._launch.native else "python supervisor"
+            raise SandboxError(f"sandbox {front} failed to start: {exc}; its stderr: "
+                               f"{self._last_words()}") from exc
         if self.network.mode == "allowlist":
             self.ch.call({"op": "forwarder"})
         self.supervisor_pid = _only_child(self.init_pid)
@@ -122,12 +129,22 @@ class IsolatedSandbox(AsyncTwins):
         """Which supervisor serves the sandbox now: ``native`` (ptinit) or ``python``."""
         return "native" if self.ch is not None and self.ch.native else "python"
 
+    def _last_words(self) -> str:
+        """What bubblewrap and the supervisor wrote to stderr (kept past ``close``)."""
+        launched = getattr(self, "_launch", None)
+        if self._words is None and launched is not None:
+            return launched.stderr_tail()
+        return self._words or "(no log)"
+
     def close(self) -> None:
         """Kill everything inside and remove every trace on the host. Idempotent."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
+            if getattr(self, "_launch", None) is not None:
+                self._words = self._launch.stderr_tail()
+                self._launch.close_log()
             if self.ch is not None:
                 self.ch.close()
             if self.cgroup is not None:
@@ -209,9 +226,10 @@ class IsolatedSandbox(AsyncTwins):
     def remove_file(self, path: str) -> None:
         self._tree.remove_file(path)
 
-    def list_files(self, path: str = "", limit: int = 10_000) -> list[FileInfo]:
-        """Entries under ``path`` (relative to /work), recursively, links listed not followed."""
-        return self._tree.list_files(path, limit)
+    def list_files(self, path: str = "", limit: int = 10_000, limits=None) -> list[FileInfo]:
+        """Entries under ``path`` (relative to /work), recursively, links listed not followed
+        (``.truncated`` when more than ``limit``; ``TreeLimitExceeded`` past ``limits``)."""
+        return self._tree.list_files(path, limit, limits)
 
     def snapshot(self) -> SnapshotId:
         return self._tree.snapshot()
@@ -223,8 +241,9 @@ class IsolatedSandbox(AsyncTwins):
         """True when a reset to ``snapshot_id`` would undo nothing (see ``WorkTree``)."""
         return self._tree.unchanged_since(snapshot_id)
 
-    def diff(self, since: SnapshotId, content_cap: int = 64 * 1024) -> list[FileChange]:
-        return self._tree.diff(since, content_cap)
+    def diff(self, since: SnapshotId, content_cap: int = 64 * 1024, limits=None) -> list[FileChange]:
+        """Raises ``TreeLimitExceeded`` (never a partial list) past ``limits``."""
+        return self._tree.diff(since, content_cap, limits)
 
 
 def _only_child(pid: int) -> int:

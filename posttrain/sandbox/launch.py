@@ -10,7 +10,10 @@ other group (the v2 tree, or all of them without ``ptinit``) gets the init moved
 
 Guarantees: no code of the sandbox runs before its process is in its cgroups, so every fork
 inside is accounted and limited; on any failure the caller's ``close()`` reclaims what was
-started (the returned parts are set as they are created).
+started (the returned parts are set as they are created). Everything bound into the sandbox
+comes from this process's cache root (``staging.py``), never from the installed package, so
+a package under a directory the sandbox user cannot traverse works; what bubblewrap and the
+supervisor write to stderr is kept (``Launched.stderr_tail``) so a failed start says why.
 
 Does not: talk the supervisor protocol (``IsolatedSandbox`` does).
 """
@@ -23,19 +26,17 @@ import select
 import socket
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from posttrain.core.errors import SandboxError
 
-from . import bwrap, cgroups
+from . import bwrap, cgroups, staging
 from .policy import Limits
 from .spawner import spawn
-from .template import Template, cache_root, materialize
+from .template import Template, materialize, share_with
 
 SANDBOX_UID = int(os.environ.get("POSTTRAIN_SANDBOX_UID", "993000001"))
 SUPERVISOR_OVERHEAD = 48 * 1024 * 1024  # supervisor + reaper share of the memory quota
 SUPERVISOR_PIDS = 5  # bubblewrap (outside and as init), supervisor, a zygote's reaper
-_PKG_DIR = Path(__file__).resolve().parent
 
 
 @dataclass
@@ -45,6 +46,15 @@ class Launched:
     init_pid: int
     cgroup: cgroups.Cgroup | None
     native: bool = False
+    errlog: int | None = None  # memfd holding bubblewrap's and the supervisor's stderr
+
+    def stderr_tail(self) -> str:
+        return stderr_tail(self.errlog)
+
+    def close_log(self) -> None:
+        if self.errlog is not None:
+            os.close(self.errlog)
+            self.errlog = None
 
 
 def host_ids() -> tuple[int, int]:
@@ -69,7 +79,9 @@ def launch(template: Template, limits: Limits, support: cgroups.CgroupSupport,
            bpf: bytes | None = None) -> Launched:
     uid, gid = host_ids()
     base = materialize(template, uid, gid)
-    etc = bwrap.synth_etc(cache_root())
+    etc = bwrap.synth_etc(share_with(uid, gid))
+    sources, native = staging.supervisor_dir(), staging.ptinit(native)
+    errlog = os.memfd_create("ptsup-stderr", os.MFD_CLOEXEC)  # what bwrap/supervisor say
     host_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     block_r, block_w = os.pipe()
     info_r, info_w = os.pipe()
@@ -78,7 +90,7 @@ def launch(template: Template, limits: Limits, support: cgroups.CgroupSupport,
     try:
         try:
             argv = bwrap.bwrap_argv(
-                base_dir=base, etc_dir=etc, supervisor_dir=_PKG_DIR, python=bwrap.system_python(),
+                base_dir=base, etc_dir=etc, supervisor_dir=sources, python=bwrap.system_python(),
                 store_bytes=limits.store_bytes, block_fd=block_r, info_fd=info_w,
                 ctl_fd=child_sock.fileno(), proxy_socket=proxy_socket, native=native,
                 bpf_fd=bpf_fd)
@@ -88,23 +100,26 @@ def launch(template: Template, limits: Limits, support: cgroups.CgroupSupport,
                                         memory_bytes=limits.memory_bytes + SUPERVISOR_OVERHEAD,
                                         cpus=limits.cpus)
             joined = cgroup.v1_dirs() if cgroup is not None and native else []
-            proc = spawn(argv, pass_fds=fds, uid=uid, gid=gid, helper=native, join=joined)
+            proc = spawn(argv, pass_fds=fds, uid=uid, gid=gid, helper=native, join=joined,
+                         stderr=errlog)
         finally:
             os.close(block_r)
             os.close(info_w)
             child_sock.close()
             if bpf_fd is not None:
                 os.close(bpf_fd)
-        info = _read_all(info_r, create_s)
+        info = _read_all(info_r, create_s, errlog)
         try:
             init_pid = int(json.loads(info)["child-pid"])
         except (ValueError, KeyError) as exc:
-            raise SandboxError(f"bubblewrap did not start: {info[:200]!r}") from exc
+            raise SandboxError(f"bubblewrap did not start: {info[:200]!r}; it said: "
+                               f"{stderr_tail(errlog)}") from exc
         if cgroup is not None:
             cgroup.add(init_pid, skip=joined)  # before it runs anything: all code is accounted
         os.write(block_w, b"1")
-        return Launched(proc, host_sock, init_pid, cgroup, bpf_fd is not None)
+        return Launched(proc, host_sock, init_pid, cgroup, bpf_fd is not None, errlog)
     except BaseException:
+        os.close(errlog)
         host_sock.close()
         if proc is not None:
             proc.kill()
@@ -117,12 +132,25 @@ def launch(template: Template, limits: Limits, support: cgroups.CgroupSupport,
         os.close(block_w)
 
 
-def _read_all(fd: int, timeout: float) -> bytes:
+def stderr_tail(errlog: int | None, limit: int = 2000) -> str:
+    """The last ``limit`` bytes bubblewrap and the supervisor wrote to their stderr."""
+    if errlog is None:
+        return "(no log)"
+    try:
+        size = os.fstat(errlog).st_size
+        text = os.pread(errlog, limit, max(0, size - limit)).decode("utf-8", "replace").strip()
+    except OSError as exc:
+        return f"(log unreadable: {exc})"
+    return text or "(nothing on stderr)"
+
+
+def _read_all(fd: int, timeout: float, errlog: int | None = None) -> bytes:
     chunks, deadline = [], time.monotonic() + timeout
     while True:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise SandboxError(f"bubblewrap did not start within {timeout:.1f}s")
+            raise SandboxError(f"bubblewrap did not start within {timeout:.1f}s; it said: "
+                               f"{stderr_tail(errlog)}")
         data = os.read(fd, 4096)
         if not data:
             return b"".join(chunks)

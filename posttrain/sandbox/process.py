@@ -30,14 +30,14 @@ import weakref
 
 from posttrain.core.errors import SandboxError
 
-from . import safefs, treediff
+from . import hostdirs, safefs, treediff
 from .asyncio_twins import AsyncTwins
 from .execspec import build_env, finish_result, normalize_cmd
 from .policy import Limits, NetworkPolicy, Timeouts
 from .pump import Budgets, pump
 from .result import ExecResult, FileChange, FileInfo, SnapshotId
-from .snapshots import _kind
-from .template import Template, materialize
+from .treewalk import list_entries
+from .template import PROC_PREFIX, Template, materialize
 
 
 class ProcessSandbox(AsyncTwins):
@@ -54,7 +54,7 @@ class ProcessSandbox(AsyncTwins):
         self.degraded = {"isolation": "process backend: rlimits only, not a security boundary"}
         self._lock = threading.RLock()
         self._closed = False
-        self.root = tempfile.mkdtemp(prefix="posttrain-sbx-proc-")
+        self.root = hostdirs.make_dir(PROC_PREFIX)  # 0700, owner-stamped: swept if we die
         # a forgotten sandbox still removes its directory when collected or at exit
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True)
         self.work = os.path.join(self.root, "work")
@@ -197,11 +197,10 @@ class ProcessSandbox(AsyncTwins):
         finally:
             os.close(fd)
 
-    def list_files(self, path: str = "", limit: int = 10_000) -> list[FileInfo]:
+    def list_files(self, path: str = "", limit: int = 10_000, limits=None) -> list[FileInfo]:
         fd = self._root_fd(self.work)
         try:
-            return [FileInfo(rel, _kind(st), st.st_size)
-                    for rel, st in safefs.walk(fd, safefs.split(path), limit)]
+            return list_entries(fd, path, limit, limits)  # .truncated when more than limit
         finally:
             os.close(fd)
 
@@ -222,12 +221,12 @@ class ProcessSandbox(AsyncTwins):
             shutil.rmtree(self.tmp, ignore_errors=True)
             os.mkdir(self.tmp)
 
-    def diff(self, since: SnapshotId, content_cap: int = 64 * 1024) -> list[FileChange]:
+    def diff(self, since: SnapshotId, content_cap: int = 64 * 1024, limits=None) -> list[FileChange]:
         if since not in self._snaps:
             raise SandboxError(f"unknown snapshot {since!r}")
         old, new = self._root_fd(self._snaps[since]), self._root_fd(self.work)
         try:
-            return treediff.diff_trees(old, new, content_cap)
+            return treediff.diff_trees(old, new, content_cap, limits)
         finally:
             os.close(old)
             os.close(new)

@@ -131,33 +131,3 @@ def remove(root_fd: int, path: str) -> None:
         os.unlink(parts[-1], dir_fd=dfd)
     finally:
         os.close(dfd)
-
-
-def walk(root_fd: int, parts: list | None = None, limit: int = 100_000):
-    """Yield ``(relpath, os.stat_result)`` for every entry under the tree, links not followed."""
-    stack = [(list(parts or []), True)]
-    seen = 0
-    while stack:
-        comp, top = stack.pop()
-        try:
-            dfd = open_dir(root_fd, comp)
-        except (PermissionError, FileNotFoundError, NotADirectoryError):
-            if top:  # the directory asked for is a link or missing: say so
-                raise
-            continue  # a child swapped for a link meanwhile: skip it, never follow it
-        try:
-            names = sorted(os.listdir(dfd))
-            for name in names:
-                try:
-                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-                except FileNotFoundError:
-                    continue
-                seen += 1
-                if seen > limit:
-                    return
-                rel = "/".join(comp + [name])
-                yield rel, st
-                if stat.S_ISDIR(st.st_mode):
-                    stack.append((comp + [name], False))
-        finally:
-            os.close(dfd)

@@ -52,7 +52,8 @@ def spawn(argv: list[str], *, pass_fds=(), uid: int | None = None, gid: int | No
             _thread = threading.Thread(target=_serve, name="posttrain-sandbox-spawner", daemon=True)
             _thread.start()
     kw = dict(pass_fds=tuple(pass_fds), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-              stderr=subprocess.DEVNULL, close_fds=True, **kwargs)
+              stderr=subprocess.DEVNULL, close_fds=True)
+    kw.update(kwargs)  # e.g. stderr to a log the caller reads when the start fails
     as_other = uid is not None and uid != _euid()
     if helper is not None and (as_other or join):
         ids = [str(uid), str(uid if gid is None else gid)] if as_other else ["-", "-"]

@@ -5,6 +5,13 @@ files (path -> text or bytes). :func:`materialize` writes it once per process in
 directory (on tmpfs when available), owned by the sandbox user; isolated sandboxes mount it
 as the lowest, read-only overlay layer under ``/work``; process sandboxes copy it.
 
+The cache root (:func:`cache_root`) is 0700 and owned by us or the sandbox user; each
+template tree in it is 0700 too. The files keep the modes the task gives them (they are the
+sandbox's view: a repository's executable bits, the modes a terminal task starts from), but
+no other user can reach them. A cache outlives a process that dies without ``atexit``
+(SIGKILL, ``os._exit``) only until the next process starts one: :func:`cache_root` sweeps
+those of dead owners.
+
 Guarantees: a template's ``key`` changes whenever its files or base path change; the
 materialized tree is never written by a sandbox (overlay copies up on write); symlinks in a
 base directory are copied as links, never followed.
@@ -24,10 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from . import safefs
+from . import hostdirs, safefs
 
 _lock = threading.Lock()
 _cache_root: Path | None = None
+_cache_pid: int | None = None
 
 
 @dataclass(frozen=True)
@@ -55,16 +63,44 @@ class Template:
         return h.hexdigest()[:16]
 
 
+CACHE_PREFIX = "posttrain-sbx-cache-"
+PROC_PREFIX = "posttrain-sbx-proc-"  # ProcessSandbox roots (hostdirs.make_dir)
+
+
 def cache_root() -> Path:
-    """This process's cache directory (removed at exit)."""
-    global _cache_root
+    """This process's cache directory: mode 0700, stamped with our pid and start time,
+    removed at exit; the first call also sweeps the caches of dead owners (``hostdirs``).
+    A forked child gets its own (the parent's belongs to the parent)."""
+    global _cache_root, _cache_pid
     with _lock:
-        if _cache_root is None:
-            base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-            _cache_root = Path(tempfile.mkdtemp(prefix=f"posttrain-sbx-cache-{os.getpid()}-", dir=base))
-            os.chmod(_cache_root, 0o755)
-            atexit.register(shutil.rmtree, _cache_root, True)
+        if _cache_root is None or _cache_pid != os.getpid():
+            base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
+            hostdirs.sweep(base, CACHE_PREFIX, extra_uids=_sandbox_uids())
+            hostdirs.sweep(tempfile.gettempdir(), PROC_PREFIX)  # process backends' roots
+            _cache_root = Path(hostdirs.make_dir(CACHE_PREFIX, base))
+            _cache_pid = os.getpid()
+            atexit.register(_remove_own, _cache_root, _cache_pid)
         return _cache_root
+
+
+def _remove_own(path: Path, pid: int) -> None:
+    if os.getpid() == pid:  # a forked child runs its parent's atexit hooks too
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _sandbox_uids() -> tuple:
+    from .launch import SANDBOX_UID  # cache roots are handed to it (share_with)
+
+    return (SANDBOX_UID,) if os.geteuid() == 0 else ()
+
+
+def share_with(uid: int, gid: int) -> Path:
+    """The cache root, owned by ``uid`` (still 0700) so that bubblewrap, started as the
+    sandbox user, can reach what is staged in it; root keeps access anyway."""
+    root = cache_root()
+    if os.geteuid() == 0 and root.stat().st_uid != uid:
+        os.chown(root, uid, gid)
+    return root
 
 
 def materialize(template: Template | None, uid: int, gid: int) -> Path:
@@ -89,7 +125,7 @@ def materialize(template: Template | None, uid: int, gid: int) -> Path:
         for name in dirs + files:
             os.lchown(os.path.join(root, name), uid, gid)
     os.chown(tmp, uid, gid)
-    os.chmod(tmp, 0o755)
+    os.chmod(tmp, 0o700)  # only the sandbox user (and root) may reach the hidden files
     with _lock:
         if dest.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -24,7 +24,8 @@ from posttrain.core.errors import SandboxError
 
 from . import safefs, snapshots
 from .channel import SupervisorChannel
-from .result import FileChange, FileInfo, SnapshotId
+from .result import FileChange, SnapshotId
+from .treewalk import FileList, TreeLimits, list_entries
 
 
 class WorkTree:
@@ -64,13 +65,14 @@ class WorkTree:
         with self.lock:
             self._live().call({"op": "remove", "path": path})
 
-    def list_files(self, path: str = "", limit: int = 10_000) -> list[FileInfo]:
-        """Entries under ``path`` (relative to /work), recursively, links listed not followed."""
+    def list_files(self, path: str = "", limit: int = 10_000,
+                   limits: TreeLimits | None = None) -> FileList:
+        """Entries under ``path`` (relative to /work), recursively, links listed not followed;
+        ``truncated`` on the result when there are more than ``limit``."""
         with self.lock:
             fd = self._work_fd()
             try:
-                return [FileInfo(rel, snapshots._kind(st), st.st_size)
-                        for rel, st in safefs.walk(fd, safefs.split(path), limit)]
+                return list_entries(fd, path, limit, limits)
             finally:
                 os.close(fd)
 
@@ -109,7 +111,10 @@ class WorkTree:
             except OSError:
                 return False
 
-    def diff(self, since: SnapshotId, content_cap: int = 64 * 1024) -> list[FileChange]:
+    def diff(self, since: SnapshotId, content_cap: int = 64 * 1024,
+             limits: TreeLimits | None = None) -> list[FileChange]:
+        """Files changed since ``since``; raises ``TreeLimitExceeded`` rather than return a
+        partial list when the trees exceed ``limits``."""
         with self.lock:
             if since not in self.layers.snapshots:
                 raise SandboxError(f"unknown snapshot {since!r}")
@@ -121,7 +126,7 @@ class WorkTree:
                 for layer in set(old) | set(new):
                     fds[layer] = (safefs.open_dir(root, [".ptbase"]) if layer == "base"
                                   else safefs.open_dir(store, ["l", layer]))
-                return snapshots.diff(snapshots.LayerReader(fds), old, new, content_cap)
+                return snapshots.diff(fds, old, new, content_cap, limits)
             finally:
                 for fd in fds.values():
                     os.close(fd)

@@ -9,6 +9,8 @@ follows links planted by the policy), and :func:`evaluate` checks JSON predicate
 - ``{"op": "moved", "src", "dst", "content"}`` — ``dst`` holds the content and ``src`` is gone
   (one predicate, so deleting the sources alone earns nothing);
 - ``{"op": "absent", "path"}``, ``{"op": "dir", "path"}``;
+- ``{"op": "unchanged", "path"}`` — nothing at or under ``path`` changed since the snapshot
+  given to :func:`collect_state` (e.g. the tests, as a guard);
 - ``{"op": "all", "of": [...]}`` — 1 when every listed predicate holds (a clean-up step that
   only counts together with the work it cleans up after, so wiping the tree earns nothing);
 - ``{"op": "mode", "path", "mode": "755"}`` — a regular file or directory with these bits;
@@ -21,7 +23,8 @@ follows links planted by the policy), and :func:`evaluate` checks JSON predicate
 components ``p0``, ``p1``... with their descriptions in ``reason``), times the guards.
 
 Guarantees: pure reads (nothing in the sandbox is changed); any path that is a link, a
-FIFO or unreadable counts as absent for ``file``/``moved``. Domains construct predicates so
+FIFO or unreadable counts as absent for ``file``/``moved``; a state that could not be read
+whole (listing truncated, diff past its limits) scores 0, never passes on what it missed. Domains construct predicates so
 that none holds in the initial state (an episode that does nothing scores 0).
 
 Does not: check owners or timestamps, or run anything the policy wrote (see
@@ -43,10 +46,16 @@ class Entry:
 
 
 class FsState:
-    """A lazily read view of a sandbox's tree (contents are read on demand, once)."""
+    """A lazily read view of a sandbox's tree (contents are read on demand, once).
 
-    def __init__(self, sandbox: Any, entries: Mapping[str, Entry]):
+    ``incomplete`` names why the view is partial (the listing was truncated or failed, or
+    the diff hit its limits): :func:`fs_score` then scores 0, because a predicate such as
+    ``absent`` or ``unchanged`` would otherwise hold for whatever the listing missed."""
+
+    def __init__(self, sandbox: Any, entries: Mapping[str, Entry], incomplete: str | None = None,
+                 changes: Sequence[Any] | None = None):
         self._sb, self.entries = sandbox, dict(entries)
+        self.incomplete, self.changes = incomplete, changes
         self._content: dict[str, str | None] = {}
 
     def content(self, path: str) -> str | None:
@@ -62,14 +71,28 @@ class FsState:
         return self._content[path]
 
 
-def collect_state(sandbox: Any) -> FsState:
+def collect_state(sandbox: Any, since: Any = None) -> FsState:
+    """The tree's entries; with ``since`` (a snapshot id) also ``sandbox.diff(since)`` for
+    ``unchanged`` predicates. A truncated or failed listing, or a diff past its limits
+    (``TreeLimitExceeded``), marks the state ``incomplete``."""
+    from posttrain.sandbox.treewalk import TreeLimitExceeded
+
     res = sandbox.exec(["find", ".", "-mindepth", "1", "-printf", "%P\\t%y\\t%m\\n"], timeout=10)
+    incomplete = None
+    if res.status != "ok" or res.stdout_truncated:
+        incomplete = f"listing the tree failed ({res.status}{', truncated' if res.stdout_truncated else ''})"
     entries = {}
     for line in res.stdout.splitlines():
         parts = line.split("\t")
         if len(parts) == 3:
             entries[parts[0]] = Entry(parts[1], parts[2])
-    return FsState(sandbox, entries)
+    changes = None
+    if since is not None:
+        try:
+            changes = sandbox.diff(since)
+        except TreeLimitExceeded as exc:
+            incomplete = incomplete or f"diff since the start incomplete ({exc})"
+    return FsState(sandbox, entries, incomplete, changes)
 
 
 def _norm_lines(text: str) -> list[str]:
@@ -96,6 +119,11 @@ def check(pred: Mapping[str, Any], st: FsState) -> float:
     if op == "mode":
         e = st.entries.get(pred["path"])
         return float(e is not None and e.kind in ("f", "d") and e.mode == pred["mode"])
+    if op == "unchanged":  # nothing at or under the path changed since the snapshot
+        if st.changes is None:
+            return 0.0
+        root = pred["path"].strip("/")
+        return float(not any(c.path == root or c.path.startswith(root + "/") for c in st.changes))
     if op == "all":
         return float(all(check(q, st) >= 1.0 for q in pred["of"]))
     if op == "lines_match":
@@ -118,7 +146,12 @@ def describe(pred: Mapping[str, Any]) -> str:
 
 def fs_score(predicates: Sequence[Mapping[str, Any]], st: FsState, version: str,
              extra: Mapping[str, float] | None = None) -> Score:
-    """Mean of the non-guard predicates (and ``extra`` values), zero when a guard fails."""
+    """Mean of the non-guard predicates (and ``extra`` values), zero when a guard fails or
+    the state is incomplete."""
+    if st.incomplete:
+        return Score(0.0, components={"complete": (0.0, 0.0)}, passed=0,
+                     total=sum(not p.get("guard") for p in predicates) + len(extra or {}),
+                     reason=f"file-system state incomplete: {st.incomplete}", verifier_version=version)
     values, failed_guards, comps = [], [], {}
     for i, p in enumerate(predicates):
         v = check(p, st)
