@@ -39,6 +39,13 @@ def _opaque(dir_fd: int, name: str) -> bool:
         return False
 
 
+def _stat_one(dir_fd: int, name: str) -> dict:
+    try:
+        return {name: os.stat(name, dir_fd=dir_fd, follow_symlinks=False)}
+    except FileNotFoundError:
+        return {}
+
+
 def _resolve(contrib: tuple, listings: dict, fds: dict, name: str, overlay: bool):
     """None, ``("dir", layers)`` or ``("ent", layer, lstat)`` for ``name`` in one stack."""
     layers: list = []
@@ -66,11 +73,12 @@ class _Differ:
 
     def visit(self, parts: list, fds: dict, contrib: tuple) -> list:
         c_old, c_new = contrib
-        listings = {layer: listdir_stat(fd, self.budget) for layer, fd in fds.items()}
-        names = set().union(*listings.values())
         top = not parts and self.under is not None
-        if top:
-            names &= {self.under}
+        if top:  # the layer roots: only ``under`` matters, no need to list them
+            listings = {layer: _stat_one(fd, self.under) for layer, fd in fds.items()}
+        else:
+            listings = {layer: listdir_stat(fd, self.budget) for layer, fd in fds.items()}
+        names = set().union(*listings.values())
         rel_dir = "/".join(parts[1:] if self.under is not None else parts)
         subdirs = []
         for name in sorted(names):
