@@ -15,7 +15,9 @@ a live owner's directory is never touched; errors are swallowed (a sweep never f
 start that runs it).
 
 Does not: sweep places it was not pointed at, or anything without a stamp it can parse
-(names from before stamps carry only a pid: those are removed when that pid is not running).
+(names from before stamps carry only a pid: those are removed when that pid is not running);
+tell owners apart across pid namespaces: a harness in another pid namespace that shares this
+``/dev/shm`` would look dead (harnesses sharing a ``/dev/shm`` must share a pid namespace).
 """
 
 from __future__ import annotations
