@@ -1,7 +1,9 @@
 """Top-level run commands: ``posttrain quickstart`` and ``posttrain train CONFIG``.
 
-Both run :func:`posttrain.trainer.pipeline.run_pipeline`; a config error is printed (field,
-value, what is allowed) and exits with status 2 before any work starts.
+Both run :func:`posttrain.trainer.pipeline.run_pipeline`. The config is loaded (pydantic: types,
+ranges, unknown fields) and checked (:func:`posttrain.trainer.validate.check_run_config`:
+registries and cross-field rules) before anything heavy is imported; a config error is printed
+as one message (field, value, what is allowed) and exits with status 2 before any work starts.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from typing import Optional
 
 import typer
 
-from posttrain.core.config import load_config
-from posttrain.core.errors import PosttrainError
+from posttrain.core.config import RunConfig, load_config
+from posttrain.core.errors import ConfigError, MissingExtraError, PosttrainError
 
 QUICKSTART = "quickstart.yaml"
 
@@ -25,16 +27,11 @@ def _run(config: Path | None, out: Path | None, overrides: list[str], model: str
     if model:
         sets.append(f"model.path={model}")
     try:
-        cfg = load_config(config, sets)
+        cfg = _checked(load_config(config, sets))
     except PosttrainError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
     from posttrain.trainer.pipeline import run_pipeline  # heavy imports only once the config is good
-
-    if cfg.async_rl.executor == "ray":  # the trainer never imports ray; the CLI wires it in
-        from posttrain.distributed import register
-
-        register()
 
     target = out or Path(cfg.out if cfg.out != "runs/run" else default_out)
     summary = run_pipeline(cfg, target)
@@ -47,6 +44,23 @@ def _run(config: Path | None, out: Path | None, overrides: list[str], model: str
         "wall_s": summary["wall_s"],
         "report": summary.get("report"),
     }, indent=2))
+
+
+def _checked(cfg: RunConfig) -> RunConfig:
+    """The semantic checks, then ``executor: ray`` registered (the trainer never imports ray;
+    the CLI wires it in). A missing extra is reported by the check, naming the field."""
+    from posttrain.trainer.validate import check_run_config, ray_installed
+
+    ray = cfg.async_rl.executor == "ray" and ray_installed()
+    check_run_config(cfg, registering=("ray",) if ray else ())
+    if ray:
+        from posttrain.distributed import register
+
+        try:
+            register()
+        except MissingExtraError as exc:  # installed but broken: the field and the import error
+            raise ConfigError(f"invalid config:\n  async_rl.executor: got \"ray\"; {exc}") from None
+    return cfg
 
 
 def quickstart(out: Path = typer.Option(Path("runs/quickstart"), help="run folder"),

@@ -45,9 +45,12 @@ class ModelConfig(_Strict):
 
 
 class DomainSpec(_Strict):
+    """One domain of the mixture; ``id`` and ``difficulties`` are checked against the domain
+    registry when the run starts (``posttrain.trainer.validate``)."""
+
     id: str
     weight: float = Field(1.0, gt=0)
-    difficulties: list[int] | None = None
+    difficulties: list[int] | None = Field(None, min_length=1, description="None: every level")
 
 
 class SFTConfig(_Strict):
@@ -59,7 +62,7 @@ class SFTConfig(_Strict):
 
 
 class RLConfig(_Strict):
-    algorithm: str = "grpo"
+    algorithm: str = Field("grpo", description="an id of posttrain.trainer.algorithms.ALGORITHMS")
     steps: int = Field(100, ge=0)
     prompts_per_step: int = Field(8, ge=1)
     group_size: int = Field(8, ge=1)
@@ -92,7 +95,7 @@ class EvalConfig(_Strict):
     heldout_per_domain: int = Field(100, ge=1)
     seed_offset: int = Field(10_000_000, ge=0)
     max_new_tokens: int = Field(16, ge=1)
-    every_steps: int = Field(0, ge=0)
+    every_steps: int = Field(0, ge=0, description="held-out eval every N RL steps (eval/heldout/*); 0: off")
 
 
 class AsyncConfig(_Strict):
@@ -103,16 +106,17 @@ class AsyncConfig(_Strict):
     rollouts survive a crash (``docs/async.md``).
     """
 
-    executor: Literal["thread", "process", "ray"] = "thread"
+    executor: str = Field("thread", description="a producer pool of posttrain.trainer.producers.POOLS")
     num_producers: int | None = Field(None, ge=1, description="default max(1, max_policy_lag)")
     max_inflight: int | None = Field(None, ge=1, description="jobs out at once; default lag + 1")
     gate: bool = Field(True, description="job k waits for version k - max_policy_lag")
+    schedule: Literal["deterministic", "free_running"] = Field(
+        "deterministic", description="deterministic: step s is sampled with exactly version "
+        "max(first, v_s - max_policy_lag), so a seed fixes the weights and a resume is bit-exact; "
+        "free_running: the newest weights available (and partial_rollouts), timing-dependent")
     stale: Literal["drop", "downweight"] = "drop"
     stale_weight: float = Field(0.5, gt=0, le=1)
     partial_rollouts: bool = Field(False, description="multi-turn episodes pull new weights between turns")
-    max_turns: int = Field(1, ge=1)
-    env_workers: int = Field(8, ge=1)
-    verify_workers: int = Field(2, ge=1)
     max_attempts: int = Field(2, ge=1, description="runs of a job whose worker died")
     wait_timeout_s: float = Field(900.0, gt=0)
     work_store: Literal["memory", "sqlite"] = Field(
@@ -125,8 +129,10 @@ class AsyncConfig(_Strict):
     ray_resources: dict[str, float] = Field(default_factory=dict, description="extra actor resources")
 
 
-class AgentConfig(_Strict):
-    """Budgets and context management of multi-turn episodes (the agent loop)."""
+class EpisodeConfig(_Strict):
+    """Budgets and context management of every episode, read by every caller that plays them:
+    the reference loop, the async producers and held-out evaluation (one section, one set of
+    defaults; the per-turn token cap is ``rl.max_new_tokens`` / ``eval.max_new_tokens``)."""
 
     max_turns: int = Field(8, ge=1)
     max_total_tokens: int = Field(4096, ge=1)
@@ -151,8 +157,10 @@ class CurriculumSection(_Strict):
 
 
 class InferenceConfig(_Strict):
-    backend: Literal["hf", "fake", "openai", "vllm"] = "hf"
-    base_url: str | None = None
+    """The policy's sampling engine in training (checked when the run starts: only engines the
+    pipeline can sample and sync weights into; ``posttrain eval --backend`` takes the others)."""
+
+    backend: str = "hf"
 
 
 class RunConfig(_Strict):
@@ -168,7 +176,7 @@ class RunConfig(_Strict):
     eval: EvalConfig = EvalConfig()
     inference: InferenceConfig = InferenceConfig()
     async_rl: AsyncConfig = AsyncConfig()
-    agent: AgentConfig = AgentConfig()
+    episode: EpisodeConfig = EpisodeConfig()
     curriculum: CurriculumSection = CurriculumSection()
 
     @model_validator(mode="after")
@@ -230,6 +238,19 @@ def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     return sorted(getattr(node, "model_fields", {}).keys())
 
 
+# Fields that moved or went away: an old config gets the usual unknown-field error plus where
+# the setting lives now (paths of RunConfig only).
+RENAMED: dict[str, str] = {
+    "agent": "renamed to 'episode' (one section for every loop's episode budgets)",
+    "async_rl.max_turns": "renamed to 'episode.max_turns' (one section for every loop)",
+    "async_rl.env_workers": "renamed to 'episode.env_workers' (one section for every loop)",
+    "async_rl.verify_workers": "removed: each episode is verified on its live env, on the "
+                               "env workers (episode.env_workers)",
+    "inference.base_url": "removed: training samples in process; "
+                          "`posttrain eval --backend openai --base-url URL` talks to a server",
+}
+
+
 def format_validation_error(err: ValidationError, model: type[BaseModel] = RunConfig) -> str:
     lines = []
     for e in err.errors():
@@ -240,6 +261,8 @@ def format_validation_error(err: ValidationError, model: type[BaseModel] = RunCo
             allowed = _allowed(model, loc)
             close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
+            if model is RunConfig and path in RENAMED:
+                hint = f"; {RENAMED[path]}"
             lines.append(f"{path}: unknown field{hint} (allowed: {', '.join(allowed)})")
         else:
             shown = json.dumps(value, default=str)[:120]

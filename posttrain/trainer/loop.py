@@ -58,6 +58,7 @@ import torch
 from posttrain.core.config import AsyncConfig, RLConfig
 from posttrain.core.types import TrajectoryGroup
 from posttrain.inference.base import InferenceBackend
+from posttrain.rollout import EpisodeLimits
 from posttrain.scheduler.ledger import OutcomeLedger
 from posttrain.scheduler.store import WorkStore
 from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
@@ -258,20 +259,23 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
                 config: AsyncConfig | None = None, settings: RolloutSettings | None = None,
                 ledger: TaskLedger | None = None, pool: ProducerPool | None = None,
                 on_groups: Callable[[list[TrajectoryGroup]], None] | None = None,
-                work_store: WorkStore | None = None) -> RLState:
+                work_store: WorkStore | None = None, limits: EpisodeLimits | None = None) -> RLState:
     """Run ``rl.steps`` steps (resuming from ``state.step``) with producers off the trainer.
 
     ``on_groups`` sees each step's verified groups, as in the reference loop. ``work_store``:
     jobs are items of that SQLite store (:mod:`.store_pool`), the ledger defaults to its
     ``outcomes`` table, and the caller acks results after each durable checkpoint
-    (``store_pool.ack_trained``; a resume makes up for a missed one)."""
+    (``store_pool.ack_trained``; a resume makes up for a missed one). ``limits``: the episode
+    budgets (the run config's ``episode`` section, as the reference loop gets them); ignored
+    when ``settings`` is given."""
     cfg = config or AsyncConfig()
     state = state or RLState()
     ledger = OutcomeLedger(work_store) if ledger is None and work_store is not None else ledger
     if ledger is not None:
         ledger.truncate(state.step)
-    settings = settings or RolloutSettings(max_turns=cfg.max_turns, partial_rollouts=cfg.partial_rollouts,
-                                           env_workers=cfg.env_workers, verify_workers=cfg.verify_workers)
+    limits = limits or EpisodeLimits()
+    settings = settings or RolloutSettings(max_turns=limits.max_turns, partial_rollouts=cfg.partial_rollouts,
+                                           env_workers=limits.env_workers)
     pool = _resolve_pool(cfg, backend, model, state, rl, settings, pool, work_store)
     ref_model = frozen_reference(model) if rl.kl_coef > 0 else None
     jobs = _Jobs(pool, stream, rl, state, seed, cfg)

@@ -246,31 +246,6 @@ LOSSES.add("reinforce", reinforce_loss)
 LOSSES.add("rloo", reinforce_loss)
 
 
-# algorithms = advantage estimator + loss ---------------------------------------------------
-@dataclass(frozen=True)
-class Algorithm:
-    name: str
-    advantage: str  # id in posttrain.trainer.advantages.ADVANTAGES
-    loss: str  # id in LOSSES
-    filter_zero_variance: bool  # DAPO-style dynamic filtering is part of the recipe
-
-
-ALGORITHMS: dict[str, Algorithm] = {
-    a.name: a for a in (
-        Algorithm("grpo", "grpo", "grpo", False),
-        Algorithm("dr_grpo", "dr_grpo", "dr_grpo", False),
-        Algorithm("dapo", "grpo", "dapo", True),
-        Algorithm("rloo", "rloo", "rloo", False),
-        Algorithm("reinforce_pp", "reinforce_pp", "reinforce", False),
-    )
-}
-
-
-def get_algorithm(name: str) -> Algorithm:
-    """The recipe behind ``RLConfig.algorithm``; a ConfigError names the allowed ones."""
-    try:
-        return ALGORITHMS[name]
-    except KeyError:
-        raise ConfigError(
-            f"rl.algorithm: got {name!r}; allowed: {', '.join(sorted(ALGORITHMS))}"
-        ) from None
+# algorithms = advantage estimator + loss: defined torch-free in .algorithms (the config
+# check reads them before torch is imported); re-exported here for existing callers.
+from .algorithms import ALGORITHMS, Algorithm, get_algorithm  # noqa: E402,F401

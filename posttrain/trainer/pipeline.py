@@ -33,7 +33,6 @@ from typing import Any, Iterator
 import yaml
 
 from posttrain.core.config import RunConfig, config_hash
-from posttrain.core.errors import ConfigError
 from posttrain.core.serde import to_dict
 from posttrain.eval.tracking import MetricsWriter
 from posttrain.inference.hf import HFBackend
@@ -48,10 +47,11 @@ from posttrain.trainer.phases import load_policy, run_dpo, run_sft, set_threads
 from posttrain.trainer.plots import reward_curves
 from posttrain.trainer.progress import RunProgress
 from posttrain.trainer.loop import TaskLedger, train_async
-from posttrain.trainer.reference_loop import RLState, episode_limits, train_rl
+from posttrain.trainer.reference_loop import RLState, train_rl
 from posttrain.trainer.sft import pad_id_of
 from posttrain.trainer.store_pool import ack_trained
 from posttrain.trainer.tasks import make_stream
+from posttrain.trainer.validate import check_run_config, episode_limits
 
 
 @contextmanager
@@ -64,7 +64,29 @@ def _timed(wall: dict[str, float], name: str) -> Iterator[None]:
 def _heldout(backend: HFBackend, cfg: RunConfig) -> dict[str, Any]:
     return heldout_accuracy(backend, cfg.domains, cfg.eval.heldout_per_domain,
                             cfg.eval.seed_offset, cfg.eval.max_new_tokens,
-                            limits=episode_limits(cfg.agent))
+                            limits=episode_limits(cfg.episode))
+
+
+def _heldout_metrics(result: dict[str, Any]) -> dict[str, float]:
+    """``eval/heldout/<domain>`` and ``eval/heldout/overall`` of one held-out evaluation."""
+    return {"eval/heldout/overall": result["overall"],
+            **{f"eval/heldout/{d}": v for d, v in result["per_domain"].items()}}
+
+
+def _rl_logger(cfg: RunConfig, model: Any, tokenizer: Any, writer: MetricsWriter, offset: int):
+    """The RL loops' ``on_step``: log the step's metrics, with the held-out accuracy of the
+    weights just trained every ``eval.every_steps`` steps (the last step is eval_after's)."""
+    every, probe = cfg.eval.every_steps, []
+
+    def on_step(step: int, metrics: dict[str, float]) -> None:
+        if every and step % every == 0 and step < cfg.rl.steps:
+            if not probe:  # its own copy: the loop's backend may be sampling (async producers)
+                probe.append(HFBackend(copy.deepcopy(model).eval(), tokenizer))
+            probe[0].load_weights(step, model.state_dict())
+            metrics = {**metrics, **_heldout_metrics(_heldout(probe[0], cfg))}
+        writer.log(offset + step, metrics)
+
+    return on_step
 
 
 def _truncate_metrics(path: Path, last_step: int) -> None:
@@ -112,18 +134,6 @@ def _render_report(out: Path) -> str | None:
     return str(render_run_report(out))
 
 
-def _check_config(cfg: RunConfig) -> None:
-    """Cross-section checks, before any work starts."""
-    if cfg.curriculum.enabled:
-        from posttrain.scheduler.config import curriculum_config
-
-        curriculum_config({"seed": cfg.seed, **cfg.curriculum.config})
-    if cfg.async_rl.work_store == "sqlite" and cfg.rl.max_policy_lag < 1:
-        raise ConfigError("invalid config:\n  async_rl.work_store: got \"sqlite\" with rl.max_policy_lag 0; "
-                          "the work store runs the asynchronous loop: allowed are rl.max_policy_lag >= 1 "
-                          "(with async_rl.max_inflight: 1 for on-policy steps) or work_store \"memory\"")
-
-
 def _open_work(cfg: RunConfig, out: Path):
     """``(work store or None, ledger)``: the SQLite file of ``async_rl.work_store: sqlite``."""
     if cfg.async_rl.work_store != "sqlite":
@@ -134,7 +144,7 @@ def _open_work(cfg: RunConfig, out: Path):
 
 def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True) -> dict[str, Any]:
     """Run every phase of ``cfg`` into ``out``; returns the summary written to summary.json."""
-    _check_config(cfg)  # a bad config fails before any work starts
+    check_run_config(cfg)  # a bad config fails before any work starts (and any file is written)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.yaml").write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
@@ -171,6 +181,8 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
             with _timed(wall, "eval_before"):
                 summary["heldout_before"] = _heldout(backend, cfg)
                 bar.note(f"held-out before RL: {summary['heldout_before']['overall']:.3f}")
+            if cfg.eval.every_steps:  # the curve's first point: RL step 0
+                writer.log(cfg.sft.steps, _heldout_metrics(summary["heldout_before"]))
             if cfg.dpo.steps:
                 with _timed(wall, "dpo"):
                     run_dpo(model, backend, cfg, pad_id=pad_id,
@@ -195,15 +207,15 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
         with _timed(wall, "rl"):
             rl_offset = cfg.sft.steps  # RL steps continue the SFT step axis in the logs
             common = dict(pad_id=pad_id, seed=cfg.seed, state=state, lr_scheduler=schedule,
-                          on_step=lambda s, m: writer.log(rl_offset + s, m),
+                          on_step=_rl_logger(cfg, model, tokenizer, writer, rl_offset),
+                          limits=episode_limits(cfg.episode),
                           checkpoint=checkpoint, checkpoint_every=cfg.rl.checkpoint_every,
                           progress=bar.advance("rl", start=state.step), on_groups=keep_groups)
             if cfg.rl.max_policy_lag >= 1:  # rollouts overlap training (trainer/loop.py)
                 state = train_async(model, optimizer, backend, stream, cfg.rl, config=cfg.async_rl,
                                     ledger=ledger, work_store=work, **common)
             else:  # the synchronous reference loop
-                state = train_rl(model, optimizer, backend, stream, cfg.rl,
-                                 limits=episode_limits(cfg.agent), **common)
+                state = train_rl(model, optimizer, backend, stream, cfg.rl, **common)
             checkpoint(state)
         groups_file.close()
         if work is not None:
@@ -211,6 +223,8 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
         with _timed(wall, "eval_after"):
             summary["heldout_after"] = _heldout(backend, cfg)
             bar.note(f"held-out after RL: {summary['heldout_after']['overall']:.3f}")
+            if cfg.eval.every_steps:  # the curve's last point
+                writer.log(rl_offset + state.step, _heldout_metrics(summary["heldout_after"]))
         save_model(model, tokenizer, out / "model")
         if hasattr(stream, "curriculum"):  # the run report draws it as a heatmap
             stream.curriculum.write_json(str(out / "curriculum.json"))

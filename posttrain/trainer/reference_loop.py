@@ -38,13 +38,13 @@ import torch
 from posttrain.core.config import RLConfig
 from posttrain.core.types import TrajectoryGroup
 from posttrain.inference.base import InferenceBackend, SamplingParams
-from posttrain.core.config import AgentConfig
-from posttrain.rollout import ContextConfig, EpisodeLimits, run_any_groups
+from posttrain.rollout import EpisodeLimits, run_any_groups
 from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
 from posttrain.trainer.batch import PolicyBatch, build_policy_batch, without_zero_advantage_rows
 from posttrain.trainer.shared_prefix import frozen_policy_logprobs, policy_logprobs
 from posttrain.trainer.losses import LOSSES, LossConfig, get_algorithm
 from posttrain.trainer.tasks import TaskStream
+from posttrain.trainer.validate import episode_limits  # noqa: F401  (moved there; old import path)
 
 MetricsFn = Callable[[int, dict[str, float]], None]
 
@@ -166,16 +166,6 @@ def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: I
                     "rollout/policy_version": float(state.policy_version),
                     "rollout/samples_seen": float(state.samples_seen)})
     return metrics
-
-
-def episode_limits(agent: AgentConfig) -> EpisodeLimits:
-    """The agent loop's budgets from the run config's ``agent`` section."""
-    ctx = ContextConfig(max_context_chars=agent.max_context_chars,
-                        keep_recent_tool_outputs=agent.keep_recent_tool_outputs,
-                        old_tool_output_chars=agent.old_tool_output_chars,
-                        summary=agent.summary, working_memory=agent.working_memory)
-    return EpisodeLimits(max_turns=agent.max_turns, max_total_tokens=agent.max_total_tokens,
-                         timeout_s=agent.timeout_s, context=ctx, env_workers=agent.env_workers)
 
 
 def frozen_reference(model: torch.nn.Module) -> torch.nn.Module:

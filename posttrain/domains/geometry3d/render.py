@@ -16,8 +16,6 @@ import base64
 import io
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from posttrain.verifiers.geometry import Program, grid_for, parse, voxelize
 from posttrain.verifiers.structured import answer_text
@@ -38,6 +36,10 @@ def _depth(vox: np.ndarray, axis: int, from_high: bool) -> np.ndarray:
 
 def render_png(script: str, *, dpi: int = 80) -> bytes:
     """The PNG bytes of the three views of ``script`` (see the module docstring)."""
+    # imported here: the domain library is loaded to check run configs, which must stay fast
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(9, 3.2), dpi=dpi)
     FigureCanvasAgg(fig)
     prog = parse(answer_text(script or "") or "")

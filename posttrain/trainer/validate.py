@@ -1,0 +1,237 @@
+"""The run config's semantic checks, and the one conversion of its ``episode`` section.
+
+:func:`check_run_config` is what makes "a bad config fails before any work" true for the
+rules pydantic cannot see: every registry-valued field (``rl.algorithm``, ``domains[].id``
+and their ``difficulties``, ``inference.backend``, ``async_rl.executor``, the curriculum's
+``config``) and every rule that ties two fields together. ``posttrain train``/``quickstart``
+call it right after :func:`~posttrain.core.config.load_config`, and
+:func:`~posttrain.trainer.pipeline.run_pipeline` at its top, so Python callers get the same
+:class:`ConfigError` before a file is written.
+
+Guarantees: one ConfigError listing every problem, each line ``dotted.path: got VALUE; what
+is allowed`` (registries add "did you mean"); torch-free and fast (about a second, most of it
+importing the domain library), so a typo fails at once. Not covered: whether the tasks of a
+valid domain fit the model's context (``model.tiny.max_position_embeddings``), which depends
+on each generated prompt.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from pydantic import ValidationError
+
+from posttrain.core.config import EpisodeConfig, RunConfig, format_validation_error
+from posttrain.core.errors import ConfigError, RegistryError
+from posttrain.rollout import ContextConfig, EpisodeLimits
+from posttrain.trainer.algorithms import ALGORITHMS, get_algorithm
+
+# Engines the pipeline can sample with and copy new weights into after every step. The other
+# inference backends (openai, vllm, fake) serve `posttrain eval --backend ...`.
+TRAINING_BACKENDS = ("hf",)
+# Pools trainer/producers.py registers on import; "ray" comes from posttrain.distributed.
+BUILTIN_POOLS = ("thread", "process")
+RAY_EXTRA_HINT = "needs the ray extra: pip install 'posttrain[ray]'"
+
+Check = Callable[[RunConfig], list[str]]
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
+def episode_limits(episode: EpisodeConfig) -> EpisodeLimits:
+    """The rollout layer's budgets from the run config's ``episode`` section (every loop)."""
+    ctx = ContextConfig(max_context_chars=episode.max_context_chars,
+                        keep_recent_tool_outputs=episode.keep_recent_tool_outputs,
+                        old_tool_output_chars=episode.old_tool_output_chars,
+                        summary=episode.summary, working_memory=episode.working_memory)
+    return EpisodeLimits(max_turns=episode.max_turns, max_total_tokens=episode.max_total_tokens,
+                         timeout_s=episode.timeout_s, context=ctx, env_workers=episode.env_workers)
+
+
+# registry-valued fields ------------------------------------------------------------------
+def _algorithm(cfg: RunConfig) -> list[str]:
+    try:
+        get_algorithm(cfg.rl.algorithm)
+    except ConfigError as exc:
+        return [str(exc)]
+    return []
+
+
+def _domains(cfg: RunConfig) -> list[str]:
+    from posttrain.domains.base import get_domain
+
+    problems, seen = [], {}
+    for i, spec in enumerate(cfg.domains):
+        try:
+            dom = get_domain(spec.id)
+        except RegistryError as exc:
+            problems.append(f"domains.{i}.id: got {_show(spec.id)}; {exc}"
+                            " (`posttrain domains list` shows them all)")
+            continue
+        if dom.id in seen:
+            problems.append(f"domains.{i}.id: got {_show(spec.id)}, the same domain as "
+                            f"domains.{seen[dom.id]}.id ({dom.id}); allowed: each domain once "
+                            "(weight sets its share)")
+        seen.setdefault(dom.id, i)
+        levels = list(dom.difficulties)
+        bad = [d for d in spec.difficulties or () if d not in levels]
+        if bad or len(set(spec.difficulties or ())) != len(spec.difficulties or ()):
+            problems.append(f"domains.{i}.difficulties: got {_show(spec.difficulties)}; "
+                            f"allowed: distinct levels of {dom.id}: {levels}")
+    return problems
+
+
+def _inference(cfg: RunConfig) -> list[str]:
+    if cfg.inference.backend in TRAINING_BACKENDS:
+        return []
+    return [f"inference.backend: got {_show(cfg.inference.backend)}; the training pipeline "
+            f"samples with {', '.join(map(repr, TRAINING_BACKENDS))} only (allowed: "
+            f"{', '.join(TRAINING_BACKENDS)}; `posttrain eval --backend` takes openai, vllm, fake)"]
+
+
+def _pool_ids() -> list[str]:
+    # Registering a pool means importing producers.py; until then only its built-ins exist,
+    # so the (torch-heavy) module is read only when something already loaded it.
+    mod = sys.modules.get("posttrain.trainer.producers")
+    return sorted(mod.POOLS.ids()) if mod is not None else list(BUILTIN_POOLS)
+
+
+def ray_installed() -> bool:
+    try:
+        return importlib.util.find_spec("ray") is not None
+    except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
+        return False
+
+
+def _executor(cfg: RunConfig, registering: tuple[str, ...] = ()) -> list[str]:
+    name, pools = cfg.async_rl.executor, _pool_ids()
+    if name in pools or name in registering:
+        return []
+    head = f"async_rl.executor: got {_show(name)}"
+    if name == "ray":
+        if not ray_installed():
+            return [f"{head}; the ray executor {RAY_EXTRA_HINT}"]
+        return [f"{head}; not registered: call posttrain.distributed.register() before "
+                "run_pipeline (posttrain train does it)"]
+    import difflib
+
+    close = difflib.get_close_matches(str(name), pools + ["ray"], n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return [f"{head}{hint} (allowed: {', '.join(sorted(set(pools) | {'ray'}))})"]
+
+
+def _curriculum(cfg: RunConfig) -> list[str]:
+    from posttrain.scheduler.config import CurriculumConfig
+
+    try:  # checked even when disabled: a typo in it is still a typo
+        cur = CurriculumConfig.model_validate({"seed": cfg.seed, **cfg.curriculum.config})
+    except ValidationError as err:
+        lines = format_validation_error(err, CurriculumConfig).split("\n  ")[1:]
+        return [("curriculum.config" + ("" if ln.startswith("<root>") else ".") +
+                 ln.removeprefix("<root>")) for ln in lines]
+    from posttrain.domains.base import get_domain
+
+    ids = []
+    for spec in cfg.domains:
+        try:
+            ids.append(get_domain(spec.id).id)
+        except RegistryError:
+            pass  # reported by _domains
+    unknown = sorted(set(cur.domains) - set(ids))
+    if unknown:
+        return [f"curriculum.config.domains: got {_show(unknown)}; allowed: ids of this run's "
+                f"domains, versioned as listed: {ids}"]
+    return []
+
+
+# cross-field rules -----------------------------------------------------------------------
+def _async(cfg: RunConfig) -> list[str]:
+    a, lag = cfg.async_rl, cfg.rl.max_policy_lag
+    problems = []
+    if lag < 1 and a.work_store == "sqlite":
+        problems.append("async_rl.work_store: got \"sqlite\" with rl.max_policy_lag 0; the work store "
+                        "runs the asynchronous loop: allowed are rl.max_policy_lag >= 1 (with "
+                        "async_rl.max_inflight: 1 for on-policy steps) or work_store \"memory\"")
+    if lag < 1 and a.executor != "thread":
+        problems.append(f"async_rl.executor: got {_show(a.executor)} with rl.max_policy_lag 0; "
+                        "executors run the asynchronous loop, lag 0 runs the synchronous one "
+                        "in this process: allowed are rl.max_policy_lag >= 1 or executor \"thread\"")
+    if lag >= 1 and a.max_inflight is not None and a.max_inflight > lag + 1:
+        problems.append(f"async_rl.max_inflight: got {a.max_inflight} with rl.max_policy_lag {lag}; "
+                        "a job beyond lag + 1 would wait at the gate or be sampled too stale: "
+                        f"allowed 1..{lag + 1} (or null: lag + 1)")
+    if lag >= 1 and a.partial_rollouts and a.schedule == "deterministic":
+        problems.append("async_rl.partial_rollouts: got true with async_rl.schedule \"deterministic\"; "
+                        "newer weights between turns depend on timing: allowed are partial_rollouts: "
+                        "false, or schedule: free_running")
+    for i, mod in enumerate(a.worker_imports):
+        try:
+            found = importlib.util.find_spec(mod) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            problems.append(f"async_rl.worker_imports.{i}: got {_show(mod)}; allowed: importable "
+                            "module names (workers import them to register plugins)")
+    return problems
+
+
+def _model(cfg: RunConfig) -> list[str]:
+    m, problems = cfg.model, []
+    if m.path is not None:
+        p = Path(m.path).expanduser()
+        if not p.is_dir():
+            problems.append(f"model.path: got {_show(m.path)}; allowed: an existing local folder "
+                            "of a Hugging Face causal LM (or null: the built-in tiny model)")
+        elif not (p / "config.json").is_file():
+            problems.append(f"model.path: got {_show(m.path)}; the folder has no config.json: "
+                            "allowed: a folder written by save_pretrained")
+        return problems
+    t = m.tiny
+    if t.hidden_size % t.num_heads or (t.hidden_size // t.num_heads) % 2:
+        problems.append(f"model.tiny.hidden_size: got {t.hidden_size} with num_heads {t.num_heads}; "
+                        "allowed: a multiple of num_heads with an even head size (rotary)")
+    for path, n in (("rl.max_new_tokens", cfg.rl.max_new_tokens),
+                    ("eval.max_new_tokens", cfg.eval.max_new_tokens)):
+        if n >= t.max_position_embeddings:
+            problems.append(f"{path}: got {n} with model.tiny.max_position_embeddings "
+                            f"{t.max_position_embeddings}; allowed: fewer than the positions "
+                            "(the prompt needs some)")
+    return problems
+
+
+def _rl(cfg: RunConfig) -> list[str]:
+    rl, problems = cfg.rl, []
+    algo = ALGORITHMS.get(rl.algorithm)
+    filtering = rl.filter_zero_variance or (algo is not None and algo.filter_zero_variance)
+    if rl.group_size < 2 and filtering and rl.steps:
+        problems.append("rl.group_size: got 1 with zero-variance filtering on (rl.filter_zero_variance"
+                        " or the dapo recipe): every one-sample group is dropped and RL never "
+                        "updates; allowed: group_size >= 2")
+    if cfg.dpo.steps and rl.group_size < 2:
+        problems.append(f"dpo.steps: got {cfg.dpo.steps} with rl.group_size 1; DPO pairs the best and "
+                        "worst sample of a group: allowed dpo.steps 0 or rl.group_size >= 2")
+    every = cfg.eval.every_steps
+    if every and every > rl.steps:
+        problems.append(f"eval.every_steps: got {every} with rl.steps {rl.steps}; it would never run: "
+                        f"allowed 0 (off) or 1..{rl.steps}")
+    return problems
+
+
+CHECKS: tuple[Check, ...] = (_algorithm, _domains, _inference, _curriculum, _async, _model, _rl)
+
+
+def check_run_config(cfg: RunConfig, *, registering: tuple[str, ...] = ()) -> RunConfig:
+    """Raise one :class:`ConfigError` listing every problem of ``cfg``; return it when valid.
+
+    ``registering``: executor names the caller registers right after a successful check (the
+    CLI: ``"ray"``, whose import is slow, so that a typo elsewhere fails without it)."""
+    problems = [line for check in CHECKS for line in check(cfg)] + _executor(cfg, registering)
+    if problems:
+        raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
+    return cfg
