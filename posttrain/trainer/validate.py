@@ -192,6 +192,9 @@ def _model(cfg: RunConfig) -> list[str]:
             problems.append(f"model.path: got {_show(m.path)}; the folder has no config.json: "
                             "allowed: a folder written by save_pretrained")
         return problems
+    if m.dtype != "float32":
+        problems.append(f"model.dtype: got {_show(m.dtype)} with the built-in tiny model (model.path "
+                        "null), which trains in float32: allowed float32, or a model.path")
     t = m.tiny
     if t.hidden_size % t.num_heads or (t.hidden_size // t.num_heads) % 2:
         problems.append(f"model.tiny.hidden_size: got {t.hidden_size} with num_heads {t.num_heads}; "

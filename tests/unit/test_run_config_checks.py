@@ -68,6 +68,7 @@ def test_registry_fields_name_field_value_and_allowed(sets, needles):
     (["async_rl.worker_imports=[no_such_module_xyz]"], ["async_rl.worker_imports.0", "no_such_module_xyz"]),
     (["model.path=/no/such/folder"], ["model.path", "/no/such/folder", "existing local folder"]),
     (["model.tiny.num_heads=5"], ["model.tiny.hidden_size", "192", "num_heads 5"]),
+    (["model.dtype=bfloat16"], ["model.dtype", "\"bfloat16\"", "tiny model"]),
     (["model.tiny.hidden_size=24", "model.tiny.num_heads=8"], ["even head size"]),
     (["rl.max_new_tokens=300"], ["rl.max_new_tokens", "300", "max_position_embeddings 256"]),
     (["eval.max_new_tokens=256"], ["eval.max_new_tokens", "256"]),
