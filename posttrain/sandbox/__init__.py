@@ -26,12 +26,20 @@ Covered, each by a test in ``tests/security``:
   namespace and a seccomp filter allowing only AF_UNIX sockets), host Unix sockets (not in
   the mount view), signalling or ptracing the supervisor or init (pid namespaces, no
   capabilities, seccomp denies ptrace), mount/unshare/chroot/setuid (seccomp, no capabilities,
-  ``no_new_privs``), device nodes (no ``CAP_MKNOD``; a minimal ``/dev``);
+  ``no_new_privs``), device nodes (no ``CAP_MKNOD``; a minimal ``/dev``), ``memfd_secret``
+  (seccomp), host paths in ``/proc/self/mountinfo`` (bound host directories are replaced
+  by overlays of themselves at start and the binds detached);
 - the harness itself: file operations never follow links planted in the sandbox (symlink
   and hard-link tricks, FIFOs), snapshots live in a store the commands cannot reach, and
   nothing persists from one pool lease to the next (work tree, ``/tmp``, ``/dev/shm``, home;
-  everything else — ``/``, ``/dev``, ``/etc`` — is read-only), and the pre-started snippet
-  interpreter is confined like a command, not dumpable, and forks per snippet;
+  everything else — ``/``, ``/dev``, ``/etc`` — is read-only), no SysV or POSIX IPC object
+  passes from one command, snippet or lease to the next (a fresh IPC namespace for each),
+  and the pre-started snippet interpreter is not dumpable, forks per snippet, confines each
+  snippet's process like a command, and starts each from its own pristine state (rlimits,
+  nice, scheduling, affinity, I/O priority, ``oom_score_adj``, umask, cwd; ``pristine.py``);
+- the harness's egress proxy (allowlist mode): only public addresses (every special-purpose
+  range refused, embedded IPv4 judged as IPv4), and a fixed cap on its threads and waiting
+  connections (the rest answered ``503``);
 - cross-sandbox interference: separate namespaces, cgroups and layer stores.
 
 Not covered: kernel exploits (a bug in an allowed syscall escapes every namespace; use a

@@ -345,3 +345,7 @@ ATTACKS: list[tuple[str, Callable]] = [
     ("special_files", special_files), ("host_unix_socket", host_unix_socket),
     ("cross_sandbox", cross_sandbox), ("parallel_creates", parallel_creates),
 ]
+# Attacks on state that outlives one use (IPC, the snippet server): see attacks_state.py.
+from .attacks_state import ATTACKS as _STATE_ATTACKS  # noqa: E402 (it imports this module)
+
+ATTACKS += _STATE_ATTACKS

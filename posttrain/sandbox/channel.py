@@ -136,7 +136,11 @@ class SupervisorChannel:
         return zyg
 
     def pyserver_target(self) -> tuple:
-        """(pid, socket, fd) of the snippet interpreter, starting it when there is none."""
+        """(pid, socket, fd) of the snippet interpreter, starting it when there is none (or
+        when it left after the last report: it exits when it cannot restore its pristine
+        state, ``pristine.py``)."""
+        if self.pyserver is not None and _peer_closed(self.pyserver[1]):
+            self.drop_pyserver()
         if self.pyserver is None:
             self.call({"op": "pyserver"}, self.create_s)
         pid, sock = self.pyserver

@@ -6,19 +6,28 @@ forwarder (``forwarder.py``) exposes it as ``127.0.0.1:3128`` and commands get
 ``HTTP(S)_PROXY`` set. The sandbox itself still has no interface but loopback.
 
 Guarantees: a request is relayed only when its host name matches ``allow_hosts`` (exact, or
-``*.example.org`` for subdomains) AND every address it resolves to is public: private,
-loopback, link-local, multicast, reserved and unspecified ranges (IPv4 and IPv6, including
-IPv4-mapped) are always refused, so the host's own services and cloud metadata endpoints are
-unreachable; the proxy connects to the address it checked (no second DNS lookup to rebind);
-each refusal is answered ``403`` with the reason and counted in ``refused``.
+``*.example.org`` for subdomains) AND every address it resolves to is public
+(``netaddr.public_address``: every special-purpose IPv4 and IPv6 block, and 6to4, Teredo,
+NAT64 and IPv4-mapped embeddings of non-public IPv4, are refused), so the host's own
+services and cloud metadata endpoints are unreachable; the proxy connects to the address it
+checked (no second DNS lookup to rebind); each refusal is answered ``403`` with the reason
+and counted in ``refused``.
+
+The host's cost is bounded whatever the sandbox does: at most ``workers`` threads serve
+connections (started as needed, then reused), at most ``backlog`` accepted connections wait
+for one, and any connection beyond that is answered ``503`` at once ("too many
+connections") and closed; a client that sends no request head within ``head_timeout_s``, or
+a relay idle for ``idle_timeout_s``, is dropped, so no connection holds a worker forever.
+1,000 simultaneous connections keep the harness at 1 + ``workers`` proxy threads.
 
 Does not: inspect TLS, limit bandwidth, or proxy UDP/DNS (name resolution happens here).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import os
+import queue
+import selectors
 import socket
 import tempfile
 import threading
@@ -26,14 +35,9 @@ from typing import Callable, Iterable
 
 from posttrain.core.errors import SandboxError
 
+from .netaddr import public_address
 
-def public_address(ip: str) -> bool:
-    """True only for globally routable unicast addresses."""
-    addr = ipaddress.ip_address(ip.split("%")[0])
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        addr = addr.ipv4_mapped
-    return addr.is_global and not (addr.is_multicast or addr.is_reserved or addr.is_loopback
-                                   or addr.is_link_local or addr.is_private or addr.is_unspecified)
+__all__ = ["EgressProxy", "host_allowed", "public_address"]
 
 
 def host_allowed(host: str, allow: Iterable[str]) -> bool:
@@ -48,13 +52,23 @@ def host_allowed(host: str, allow: Iterable[str]) -> bool:
 class EgressProxy:
     def __init__(self, allow_hosts: Iterable[str], *,
                  address_ok: Callable[[str], bool] = public_address,
-                 resolve: Callable = socket.getaddrinfo, connect_timeout: float = 10.0):
+                 resolve: Callable = socket.getaddrinfo, connect_timeout: float = 10.0,
+                 workers: int = 16, backlog: int = 64, head_timeout_s: float = 10.0,
+                 idle_timeout_s: float = 300.0):
         self.allow_hosts = tuple(allow_hosts)
         self.address_ok = address_ok
         self.resolve = resolve
         self.connect_timeout = connect_timeout
+        self.workers, self.backlog = workers, backlog
+        self.head_timeout_s, self.idle_timeout_s = head_timeout_s, idle_timeout_s
         self.refused: list[str] = []
         self.relayed = 0
+        self.busy_refusals = 0  # connections answered 503 because every slot was taken
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0  # workers waiting on the queue
+        self._queued = 0  # connections accepted, not yet taken by a worker
         self._dir = tempfile.mkdtemp(prefix="posttrain-proxy-")
         os.chmod(self._dir, 0o711)
         self.path = os.path.join(self._dir, "proxy.sock")
@@ -68,6 +82,9 @@ class EgressProxy:
     def close(self) -> None:
         self._closed = True
         self._srv.close()
+        with self._lock:
+            for _ in self._threads:
+                self._queue.put(None)  # each worker takes one and leaves
         try:
             os.unlink(self.path)
             os.rmdir(self._dir)
@@ -80,7 +97,44 @@ class EgressProxy:
                 conn, _ = self._srv.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+            self._dispatch(conn)
+
+    def _dispatch(self, conn: socket.socket) -> None:
+        """Queue ``conn`` for a worker (starting one if none is idle and the cap allows), or
+        answer ``503`` when ``backlog`` connections already wait."""
+        with self._lock:
+            full = self._queued >= self.backlog
+            if not full:
+                self._queued += 1
+                if self._idle == 0 and len(self._threads) < self.workers:
+                    t = threading.Thread(target=self._work, daemon=True,
+                                         name=f"posttrain-egress-{len(self._threads)}")
+                    self._threads.append(t)
+                    self._idle += 1  # counted now, so the next connection does not start another
+                    t.start()
+        if full:
+            self.busy_refusals += 1
+            _answer(conn, b"503 Service Unavailable",
+                    f"too many connections: {self.workers} served, {self.backlog} waiting")
+            conn.close()
+            return
+        self._queue.put(conn)
+
+    def _work(self) -> None:
+        while True:
+            conn = self._queue.get()
+            with self._lock:
+                self._idle -= 1
+                if conn is not None:
+                    self._queued -= 1
+            if conn is None:
+                return
+            try:
+                self._serve(conn)
+            except Exception:  # noqa: BLE001 - one connection's failure never ends a worker
+                conn.close()
+            with self._lock:
+                self._idle += 1
 
     def check(self, host: str, port: int) -> tuple[str, int]:
         """The (address, port) to connect to, or ``SandboxError`` saying why not."""
@@ -99,7 +153,9 @@ class EgressProxy:
     def _serve(self, conn: socket.socket) -> None:
         upstream = None
         try:
+            conn.settimeout(self.head_timeout_s)  # a silent client must not hold a worker
             head = _read_head(conn)
+            conn.settimeout(None)
             method, target, rest = _parse_request(head)
             if method == "CONNECT":
                 host, _, port = target.rpartition(":")
@@ -112,14 +168,10 @@ class EgressProxy:
                 upstream = socket.create_connection(addr, self.connect_timeout)
                 upstream.sendall(f"{method} {path} ".encode() + rest)
             self.relayed += 1
-            _relay(conn, upstream)
+            _relay(conn, upstream, self.idle_timeout_s)
         except (SandboxError, ValueError, OSError) as exc:
             self.refused.append(str(exc))
-            try:
-                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n\r\n"
-                             + str(exc).encode() + b"\n")
-            except OSError:
-                pass
+            _answer(conn, b"403 Forbidden", str(exc))
         finally:
             conn.close()
             if upstream is not None:
@@ -154,15 +206,27 @@ def _split_url(url: str) -> tuple[str, int, str]:
     return host, int(port or 80), "/" + path
 
 
-def _relay(a: socket.socket, b: socket.socket) -> None:
-    import selectors
+def _answer(conn: socket.socket, status: bytes, why: str) -> None:
+    """A short plain-text HTTP answer; never blocks the caller for long (it may be the
+    accept loop)."""
+    try:
+        conn.settimeout(1.0)
+        conn.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Type: text/plain\r\n"
+                     b"Connection: close\r\n\r\n" + why.encode() + b"\n")
+    except OSError:
+        pass
 
+
+def _relay(a: socket.socket, b: socket.socket, idle_timeout_s: float) -> None:
     sel = selectors.DefaultSelector()
     sel.register(a, selectors.EVENT_READ, b)
     sel.register(b, selectors.EVENT_READ, a)
     try:
         while True:
-            for key, _ in sel.select():
+            ready = sel.select(idle_timeout_s)
+            if not ready:
+                return  # idle: give the worker back
+            for key, _ in ready:
                 data = key.fileobj.recv(65536)
                 if not data:
                     return

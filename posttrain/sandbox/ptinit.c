@@ -49,6 +49,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -115,9 +116,11 @@ static void drop_privileges(void) {
 }
 
 /* A mount namespace of our own with a procfs of our pid namespace; its fd goes to the reaper,
- * which holds it until it has reported (tearing a mount namespace down waits for RCU). */
+ * which holds it until it has reported (tearing a mount namespace down waits for RCU). And a
+ * fresh IPC namespace: no SysV or POSIX IPC object of an earlier command, snippet or lease is
+ * reachable, and none of ours outlives us (the kernel frees the namespace asynchronously). */
 static void private_proc(int keeper) {
-    if (unshare(CLONE_NEWNS) != 0) fail("unshare(mount)");
+    if (unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0) fail("unshare(mount, ipc)");
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) fail("make-private");
     if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) fail("proc");
     int fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
@@ -347,6 +350,36 @@ static void remount_ro(const char *target) {
     if (mount(NULL, target, NULL, flags, NULL) != 0) fail("remount read-only");
 }
 
+/* Host paths must not show in /proc/self/mountinfo: a bind mount's "root" field is its
+ * source's path inside its file system (the project checkout, the host's temp dirs). Each
+ * bound directory is replaced by a read-only overlay of itself (root "/", options naming
+ * only sandbox paths) and every bind, ours included, is moved under one tmpfs that is then
+ * detached: one umount for all, because each waits for an RCU grace period. Returns an
+ * O_PATH fd of our own binary (the Python supervisor spawns zygotes through it). A base on
+ * overlayfs keeps its bind: the work overlay on top would nest one overlay too deep. */
+static int hide_host_paths(void) {
+    static const char *dirs[] = {"/etc", "/.ptsup", "/.ptbase"};
+    int self = open("/.ptinit", O_PATH | O_CLOEXEC);
+    if (self < 0) fail("open ptinit");
+    if (mkdir("/.ptempty", 0755) || mkdir("/.ptstage", 0700) || mkdir("/.ptgone", 0700) ||
+        mount("tmpfs", "/.ptgone", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=700"))
+        fail("hide: staging");
+    for (unsigned i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        char opts[64], away[32];
+        struct statfs sf;
+        if (statfs(dirs[i], &sf) != 0 || (i == 2 && sf.f_type == 0x794c7630)) continue;
+        snprintf(opts, sizeof opts, "lowerdir=%s:/.ptempty,userxattr", dirs[i]);
+        snprintf(away, sizeof away, "/.ptgone/%u", i);
+        if (mount("overlay", "/.ptstage", "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) ||
+            mkdir(away, 0700) || mount(dirs[i], away, NULL, MS_MOVE, NULL) ||
+            mount("/.ptstage", dirs[i], NULL, MS_MOVE, NULL)) fail("hide: overlay");
+    }
+    int fd = open("/.ptgone/init", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0 || close(fd) || mount("/.ptinit", "/.ptgone/init", NULL, MS_MOVE, NULL) ||
+        umount2("/.ptgone", MNT_DETACH)) fail("hide: detach");
+    return self;
+}
+
 static int make_store(const char *size) {
     int fsfd = syscall(430, "tmpfs", 1); /* fsopen(FSOPEN_CLOEXEC) */
     if (fsfd < 0) fail("fsopen");
@@ -397,8 +430,8 @@ static void reap_kids(void) {
 
 static void on_chld(int s) { (void)s; }
 
-static void upgrade(int ctl, int bpf_fd, int store_fd, char *python, char *supervisor) {
-    char a_ctl[16], a_store[16], a_bpf[16], a_kids[MAX_KIDS * 12 + 2] = "";
+static void upgrade(int ctl, int bpf_fd, int store_fd, int self, char *python, char *supervisor) {
+    char a_ctl[16], a_store[16], a_bpf[16], a_self[32], a_kids[MAX_KIDS * 12 + 2] = "";
     reap_kids();
     for (int i = 0; i < nkids; i++) {
         char one[16];
@@ -408,12 +441,14 @@ static void upgrade(int ctl, int bpf_fd, int store_fd, char *python, char *super
     snprintf(a_ctl, sizeof a_ctl, "%d", ctl);
     snprintf(a_store, sizeof a_store, "%d", store_fd);
     snprintf(a_bpf, sizeof a_bpf, "%d", bpf_fd);
+    snprintf(a_self, sizeof a_self, "/proc/self/fd/%d", self);
+    fcntl(self, F_SETFD, 0);
     fcntl(ctl, F_SETFD, 0);
     fcntl(store_fd, F_SETFD, 0);
     fcntl(bpf_fd, F_SETFD, 0);
     signal(SIGCHLD, SIG_DFL);
     char *argv[] = {python, "-S", "-E", "-B", supervisor, a_ctl, "--adopt", a_store, a_bpf,
-                    "/.ptinit", a_kids[0] ? a_kids : "-", NULL};
+                    a_self, a_kids[0] ? a_kids : "-", NULL};
     char *envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
     execve(python, argv, envp);
     fail("exec supervisor");
@@ -425,6 +460,7 @@ static int serve_init(char **argv) {
     fcntl(bpf_fd, F_SETFD, FD_CLOEXEC);
     load_bpf(bpf_fd);
     int store_fd = make_store(argv[4]);
+    int self = hide_host_paths(); /* before the work overlay: it stacks on the hidden base */
     mount_overlay();
     /* the sandbox root and /dev (bwrap's tmpfs) must not keep anything between tasks */
     remount_ro("/dev");
@@ -457,7 +493,7 @@ static int serve_init(char **argv) {
             send_fds(ctl, "K", NULL, 0);
         } else if (buf[0] == 'U') {
             close(own_pidns);
-            upgrade(ctl, bpf_fd, store_fd, argv[5], argv[6]);
+            upgrade(ctl, bpf_fd, store_fd, self, argv[5], argv[6]);
         } else {
             send_fds(ctl, "E unknown op", NULL, 0);
         }

@@ -1,11 +1,19 @@
 """The pre-started snippet interpreter ("pyserver"): pid 1 of the snippets' pid namespace.
 
 What it is: :func:`run_pyserver` is started by the supervisor on the first ``run_python``.
-It is confined exactly like a command (private procfs, no capabilities, ``no_new_privs``,
-the seccomp filter) and is not dumpable, so nothing a snippet runs can open its memory or
-fds. Every snippet runs in a forked child (``pychild.py``), so no state leaks from one
-snippet to the next; the supervisor restarts the server after every remount (it holds a
-private copy of the old mounts).
+It runs no snippet code itself and is not dumpable, so nothing a snippet runs can open its
+memory or fds. Every snippet runs in a forked child (``pychild.py``) that is confined like a
+command before it reads its request: a fresh IPC namespace (no SysV or POSIX IPC object of
+an earlier snippet, command or lease), no capabilities, ``no_new_privs``, the seccomp
+filter. The server itself is under the same seccomp filter, has no bounding or ambient
+capabilities and root is locked out of regaining any (securebits), but it keeps the
+user-namespace capabilities it holds, for three things: creating each child's IPC
+namespace, restoring its own pristine state (``pristine.py``) before each fork (which a
+snippet of the same uid could change and every later child would inherit), and, because
+the kernel refuses ``setpriority``/``sched_setscheduler``/``sched_setaffinity``/
+``ioprio_set`` against a process holding capabilities the caller lacks, keeping snippets
+from changing that state in the first place. The supervisor restarts the server after every remount (it holds
+a private copy of the old mounts).
 
 Why it is shaped this way (measured on these VMs: a page fault costs 5-9 us, a fork of this
 ~10 MB interpreter 0.3-0.5 ms, the first ``compile()`` in a process about 1 ms, and the
@@ -48,8 +56,9 @@ import os
 import types
 
 from command import (CLONE_NEWNS, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_REC,
-                     PR_SET_DUMPABLE, check, drop_privileges, forward_term, kill_all, libc,
+                     PR_SET_DUMPABLE, check, drop_inheritable, forward_term, kill_all, libc,
                      mount, reap_all, report, status_report)
+from pristine import Pristine
 from pychild import TOOK, snippet_process
 
 _LAST_PID: list = []  # the server's fd of /proc/sys/kernel/ns_last_pid, once opened
@@ -85,17 +94,18 @@ def _confine(sock) -> None:
     check(libc.unshare(CLONE_NEWNS), "unshare(mount)")
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    drop_privileges()
+    drop_inheritable()  # capabilities still held: see the module docstring
 
 
-def _one_snippet(sock, note, pending: "int | None") -> tuple:
+def _one_snippet(sock, note, pending: "int | None", pristine) -> tuple:
     """Fork the next snippet's process and see it through.
 
     ``pending``: the last snippet's process, still to reap. Returns (this one's report, or
     None if it took no request; its pid if it is left to reap the same way, else None).
-    A pid is left only under :func:`_finish_noted`'s conditions.
+    A pid is left only under :func:`_finish_noted`'s conditions. ``pristine``: the server's
+    recorded state (``pristine.py``).
     """
-    child, took_r = _fork_next(sock, note, pending)
+    child, took_r = _fork_next(sock, note, pending, pristine)
     try:
         left, ended = _await(child, note)
         if left is not None:
@@ -108,8 +118,9 @@ def _one_snippet(sock, note, pending: "int | None") -> tuple:
     return (status_report(*ended) if took else None), None
 
 
-def _fork_next(sock, note, pending: "int | None") -> tuple:
-    """Reap ``pending`` (the last snippet's killed process), then fork the next child.
+def _fork_next(sock, note, pending: "int | None", pristine) -> tuple:
+    """Reap ``pending`` (the last snippet's killed process), restore the server's pristine
+    state (no snippet process is left to change it again), then fork the next child.
 
     Why in this order: no two snippets' processes ever coexist, the last one's memory is
     back before the next fork, and a fork overlapping a teardown was measured to take 1.7
@@ -118,6 +129,7 @@ def _fork_next(sock, note, pending: "int | None") -> tuple:
     """
     if pending is not None:
         os.waitpid(pending, 0)
+    pristine.restore()
     took_r, took_w = os.pipe()
     if note is not None:
         note.clear()
@@ -194,16 +206,17 @@ def run_pyserver(sock, filt) -> None:
     """The snippet server (see the module docstring). Never returns."""
     try:
         _confine(sock)
-        filt.load()
+        filt.load()  # it lets unshare(CLONE_NEWIPC) through: pychild._confine needs it
         check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
         note = _start_notes()
         _warm_up()
+        pristine = Pristine()
     except BaseException:  # noqa: BLE001
         os._exit(1)
     pending = None
     while True:
         try:
-            line, pending = _one_snippet(sock, note, pending)
+            line, pending = _one_snippet(sock, note, pending, pristine)
         except BaseException:  # noqa: BLE001 - e.g. no fork: we cannot tell which request is
             os._exit(0)  # owed a report, so leave; the host sees EOF and restarts us on demand
         if line is None:  # the host is gone (or the child died before it took a request)

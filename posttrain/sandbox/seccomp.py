@@ -5,10 +5,16 @@ What it is: a deny-list filter loaded into every command (after ``no_new_privs``
 for ``clone3`` so libc falls back to ``clone``, whose flags we can inspect).
 
 Guarantees when :func:`build` succeeds: ptrace and cross-process memory access, the whole
-mount family (old and new mount API), ``unshare``/``setns`` and namespace-creating ``clone``
-flags, ``chroot``/``pivot_root``, io_uring, keyctl and the key syscalls, bpf, perf events,
-userfaultfd, module loading, kexec, reboot, swap, ``open_by_handle_at`` and sockets of any
-family other than ``AF_UNIX`` (unless ``allow_inet``) are refused. Syscalls of a foreign
+mount family (old and new mount API), ``setns``, ``unshare`` of anything but an IPC
+namespace alone (that needs ``CAP_SYS_ADMIN``, which only the snippet server holds, to give
+each snippet a fresh one) and namespace-creating ``clone`` flags, ``chroot``/``pivot_root``, io_uring, keyctl and the key syscalls, bpf, perf events,
+userfaultfd, ``memfd_secret`` (memory even the kernel's own accounting and the harness's
+inspection cannot see), module loading, kexec, reboot, swap, ``open_by_handle_at``, sockets
+of any family other than ``AF_UNIX`` (unless ``allow_inet``), and ``prlimit64`` on any
+process but the caller (pid 0) are refused. Why the last: a snippet shares its server's uid
+and sees it as pid 1, and the kernel lets a process of the same uid lower another's limits
+with no capability; a lowered hard limit cannot be raised again inside a user namespace, and
+every snippet forked later inherits it (``pristine.py`` covers what can be put back). Syscalls of a foreign
 architecture (i386/x32 entry points) kill the process (libseccomp's default bad-arch action).
 
 Does not: restrict ordinary file, process or memory syscalls (namespaces, caps and cgroups do
@@ -28,15 +34,16 @@ _ACT_ALLOW = 0x7FFF0000
 _CMP_NE = 1
 _CMP_MASKED_EQ = 7
 _AF_UNIX = 1
+_CLONE_NEWIPC = 0x08000000
 
 DENIED = (
     "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
     "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
     "fsconfig", "fsmount", "fspick", "mount_setattr",
-    "unshare", "setns",
+    "setns",
     "io_uring_setup", "io_uring_enter", "io_uring_register",
     "keyctl", "add_key", "request_key",
-    "bpf", "perf_event_open", "userfaultfd", "fanotify_init",
+    "bpf", "perf_event_open", "userfaultfd", "fanotify_init", "memfd_secret",
     "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
     "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog",
     "open_by_handle_at", "name_to_handle_at", "lookup_dcookie", "vhangup",
@@ -170,6 +177,13 @@ def build(allow_inet: bool = False) -> Filter:
     clone = lib.seccomp_syscall_resolve_name(b"clone")
     for flag in _CLONE_NS_FLAGS:
         _add(lib, ctx, eperm, clone, [_ArgCmp(0, _CMP_MASKED_EQ, flag, flag)])
+        rules += 1
+    unshare = lib.seccomp_syscall_resolve_name(b"unshare")
+    _add(lib, ctx, eperm, unshare, [_ArgCmp(0, _CMP_NE, _CLONE_NEWIPC, 0)])
+    rules += 1
+    prlimit = lib.seccomp_syscall_resolve_name(b"prlimit64")
+    if prlimit >= 0:  # another process's limits: see the module docstring
+        _add(lib, ctx, eperm, prlimit, [_ArgCmp(0, _CMP_NE, 0, 0)])
         rules += 1
     if not allow_inet:
         noaf = _errno_action(errno.EAFNOSUPPORT)

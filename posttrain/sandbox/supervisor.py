@@ -43,6 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safefs  # noqa: E402  (bound next to this file inside the sandbox)
 import wire  # noqa: E402
 from command import Filter, check as _check, drop_privileges, libc, mount as _mount, run_reaper  # noqa: E402
+from mountview import hide_host_paths  # noqa: E402
 from pyserver import run_pyserver  # noqa: E402
 
 CLONE_NEWPID = 0x20000000
@@ -187,6 +188,7 @@ class Supervisor:
         if op == "init":
             self.filter = Filter(msg["bpf"])
             store_fd = make_store(int(msg["store_bytes"]))
+            hide_host_paths()  # no host path in mountinfo (mountview.py); before the overlay
             mount_overlay(msg["lowers"], msg["upper"], [])
             remount_readonly("/dev")  # nothing outside the overlay may persist between tasks
             remount_readonly("/")
