@@ -34,7 +34,11 @@ def _run(config: Path | None, out: Path | None, overrides: list[str], model: str
     from posttrain.trainer.pipeline import run_pipeline  # heavy imports only once the config is good
 
     target = out or Path(cfg.out if cfg.out != "runs/run" else default_out)
-    summary = run_pipeline(cfg, target)
+    try:
+        summary = run_pipeline(cfg, target)
+    except ConfigError as exc:  # a rule only the run folder can tell (e.g. what a resume needs)
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
     before, after = summary["heldout_before"], summary["heldout_after"]
     typer.echo(json.dumps({
         "out": str(target),
