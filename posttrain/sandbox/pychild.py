@@ -1,8 +1,9 @@
 """What each snippet runs in: the snippet server's pre-forked child (``pyserver.py``).
 
 What it is: :func:`snippet_process` is the child the server forks for the next snippet.
-It first confines itself like a command (:func:`_confine`: a fresh IPC namespace, no
-capabilities, ``no_new_privs``, the seccomp filter), waits for the host's request (stdio fds
+It first confines itself like a command (:func:`_confine`: no capabilities,
+``no_new_privs``; the fresh IPC namespace, the seccomp filter and the empty bounding set it
+inherits from the server), waits for the host's request (stdio fds
 arrive with it), becomes the snippet (its own session, stdio, cwd, rlimits and environment; SIGTERM and SIGINT as in
 ``python3 -c``), runs it with :func:`run_python`, and exits through :func:`_leave`.
 
@@ -33,7 +34,7 @@ import sys
 import types
 
 import wire
-from command import CLONE_NEWIPC, RLIMITS, check, drop_held, libc, stdio
+from command import RLIMITS, drop_held, stdio
 
 TOOK = b"r"  # child -> server, once it holds a request: a report is owed for it
 REHEARSE_AFTER_S = 0.001  # a back-to-back caller's next request comes sooner (~0.3 ms)
@@ -121,18 +122,16 @@ def _request_waiting(sock, timeout_s: float = 0.0) -> bool:
 
 
 def _confine() -> None:
-    """Before anything else in the child: an IPC namespace of its own, then no capabilities
-    and ``no_new_privs`` (the server already dropped the bounding and ambient sets, locked
-    the securebits and loaded the seccomp filter: all inherited).
+    """Before anything else in the child: no capabilities and ``no_new_privs``.
 
-    Why here and not in the server: the SysV/POSIX IPC objects of a namespace outlive the
-    processes that made them (a shared memory segment carried one attempt's answers to
-    the next), and ids and keys in a reused namespace would tell later snippets how many
-    objects came before; a namespace per snippet starts empty and dies with the snippet.
-    Creating it needs ``CAP_SYS_ADMIN``, so the server keeps it and each child drops it.
-    The cost (0.1-0.2 ms here) is paid while the child waits for its request.
+    Why the server keeps what it drops here: it needs ``CAP_SYS_ADMIN`` to give each
+    snippet a fresh IPC namespace (the SysV/POSIX IPC objects of a namespace outlive the
+    processes that made them, so a shared memory segment carried one attempt's answers to
+    the next; and ids and keys in a reused namespace would tell a snippet how many objects
+    came before) and the rest to restore its pristine state (``pristine.py``). It already
+    dropped the bounding and ambient sets, locked the securebits and loaded the seccomp
+    filter: all inherited, so this costs two calls (~35 us here).
     """
-    check(libc.unshare(CLONE_NEWIPC), "unshare(ipc)")
     drop_held()
 
 

@@ -4,10 +4,10 @@ What it is: :func:`run_pyserver` is started by the supervisor on the first ``run
 It runs no snippet code itself and is not dumpable, so nothing a snippet runs can open its
 memory or fds. Every snippet runs in a forked child (``pychild.py``) that is confined like a
 command before it reads its request: a fresh IPC namespace (no SysV or POSIX IPC object of
-an earlier snippet, command or lease), no capabilities, ``no_new_privs``, the seccomp
-filter. The server itself is under the same seccomp filter, has no bounding or ambient
+an earlier snippet, command or lease; the server moves itself to a new one before each
+fork, :func:`_fork_next`), no capabilities, ``no_new_privs``, the seccomp filter. The server itself is under the same seccomp filter, has no bounding or ambient
 capabilities and root is locked out of regaining any (securebits), but it keeps the
-user-namespace capabilities it holds, for three things: creating each child's IPC
+user-namespace capabilities it holds, for three things: creating each snippet's IPC
 namespace, restoring its own pristine state (``pristine.py``) before each fork (which a
 snippet of the same uid could change and every later child would inherit), and, because
 the kernel refuses ``setpriority``/``sched_setscheduler``/``sched_setaffinity``/
@@ -55,7 +55,7 @@ import gc
 import os
 import types
 
-from command import (CLONE_NEWNS, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_REC,
+from command import (CLONE_NEWIPC, CLONE_NEWNS, MS_NODEV, MS_NOEXEC, MS_NOSUID, MS_PRIVATE, MS_REC,
                      PR_SET_DUMPABLE, check, drop_inheritable, forward_term, kill_all, libc,
                      mount, reap_all, report, status_report)
 from pristine import Pristine
@@ -119,17 +119,23 @@ def _one_snippet(sock, note, pending: "int | None", pristine) -> tuple:
 
 
 def _fork_next(sock, note, pending: "int | None", pristine) -> tuple:
-    """Reap ``pending`` (the last snippet's killed process), restore the server's pristine
-    state (no snippet process is left to change it again), then fork the next child.
+    """Restore the server's pristine state and move it to a fresh IPC namespace, reap
+    ``pending`` (the last snippet's killed process), then fork the next child.
 
-    Why in this order: no two snippets' processes ever coexist, the last one's memory is
-    back before the next fork, and a fork overlapping a teardown was measured to take 1.7
-    ms here instead of 0.4 (both walk the same shared pages); the teardown overlaps the
+    Why the first two here: every process of the last snippet is gone, or stopped and
+    killed, so nothing can change the state again; the child inherits both (no IPC object
+    of the last snippet is reachable from the new namespace, and the old one dies with the
+    last snippet's process); and done before the wait, their ~0.3 ms overlap the kernel's
+    teardown of that process instead of adding to a back-to-back snippet's latency. Why
+    the rest in this order: no two snippets' processes ever coexist, the last one's memory
+    is back before the next fork, and a fork overlapping a teardown was measured to take
+    1.7 ms here instead of 0.4 (both walk the same shared pages); the teardown overlaps the
     host's turnaround instead.
     """
+    pristine.restore()
+    check(libc.unshare(CLONE_NEWIPC), "unshare(ipc)")
     if pending is not None:
         os.waitpid(pending, 0)
-    pristine.restore()
     took_r, took_w = os.pipe()
     if note is not None:
         note.clear()
@@ -206,7 +212,7 @@ def run_pyserver(sock, filt) -> None:
     """The snippet server (see the module docstring). Never returns."""
     try:
         _confine(sock)
-        filt.load()  # it lets unshare(CLONE_NEWIPC) through: pychild._confine needs it
+        filt.load()  # it lets unshare(CLONE_NEWIPC) through: _fork_next needs it
         check(libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "dumpable")
         note = _start_notes()
         _warm_up()
