@@ -184,15 +184,19 @@ def _host_paths_in(mountinfo: str) -> list:
 
 def mountinfo_host_paths(ctx):
     """No host path of the checkout or the host's temp dirs in the sandbox's mountinfo,
-    for a command and a snippet, with either supervisor (native ptinit, pure Python)."""
+    for a command and a snippet, with either supervisor (native ptinit, pure Python), and
+    with the egress proxy's socket bound in (``allowlist``)."""
     import os
 
+    from .policy import NetworkPolicy
+
+    allow = NetworkPolicy(mode="allowlist", allow_hosts=("example.org",))
     leaks, lines = [], 0
-    for native in ("1", "0"):
+    for native, net in (("1", None), ("0", None), ("1", allow), ("0", allow)):
         saved = os.environ.get("POSTTRAIN_SANDBOX_NATIVE")
         os.environ["POSTTRAIN_SANDBOX_NATIVE"] = native
         try:
-            with ctx.open() as sb:
+            with ctx.open(**({"network": net} if net else {})) as sb:
                 views = [sb.exec("cat /proc/self/mountinfo", env=ctx.env).stdout,
                          sb.run_python("print(open('/proc/self/mountinfo').read())",
                                        env=ctx.env).stdout]
@@ -200,8 +204,9 @@ def mountinfo_host_paths(ctx):
             os.environ.pop("POSTTRAIN_SANDBOX_NATIVE") if saved is None else \
                 os.environ.__setitem__("POSTTRAIN_SANDBOX_NATIVE", saved)
         lines += sum(v.count("\n") for v in views)
-        leaks += [f"native={native}: {b}" for v in views for b in _host_paths_in(v)]
-    return lines > 20 and not leaks, f"{lines} mount lines read; host paths: {leaks or 'none'}"
+        where = f"native={native} network={net.mode if net else 'none'}"
+        leaks += [f"{where}: {b}" for v in views for b in _host_paths_in(v)]
+    return lines > 40 and not leaks, f"{lines} mount lines read; host paths: {leaks or 'none'}"
 
 
 ATTACKS = [("ipc_between_uses", ipc_between_uses), ("ipc_across_leases", ipc_across_leases),

@@ -1,7 +1,8 @@
 """Inside-sandbox forwarder: 127.0.0.1:3128 -> the host egress proxy's Unix socket.
 
 Why: ordinary clients (curl, pip, requests) speak to an HTTP proxy over TCP; the sandbox has
-no route out, only loopback and the proxy socket bound at ``/run/posttrain-proxy.sock``.
+no route out, only loopback and the proxy socket bound at ``/run/posttrain-proxy.sock``
+(reached through an fd once that bind is hidden: ``mountview.py``).
 Runs without capabilities, under the seccomp filter, as a child of the supervisor.
 Guarantees: bytes are relayed unchanged in both directions; nothing else is reachable.
 Stdlib-only.
@@ -15,7 +16,7 @@ LISTEN = ("127.0.0.1", 3128)
 PROXY = "/run/posttrain-proxy.sock"
 
 
-def serve() -> None:
+def serve(proxy: str = PROXY) -> None:
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(LISTEN)
@@ -28,7 +29,7 @@ def serve() -> None:
                 client, _ = srv.accept()
                 up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
                 try:
-                    up.connect(PROXY)
+                    up.connect(proxy)
                 except OSError:
                     client.close()
                     continue

@@ -9,7 +9,10 @@ system (field 4): the project checkout, the host's temp and cache directories (w
 and random names). Each bound directory (``/etc``, ``/.ptsup``, ``/.ptbase``) is replaced by
 a read-only overlay of itself, whose entry shows ``/`` and options naming sandbox paths only,
 and the binds are moved under one tmpfs that is then detached (one umount for all: each
-waits for an RCU grace period).
+waits for an RCU grace period). The egress proxy's socket (``allowlist`` mode) cannot be
+reached through an overlay, so its bind is detached too and the forwarder connects through
+an ``O_PATH`` fd kept open (:func:`forwarder_fds`; after ptinit, its number comes in
+``POSTTRAIN_PROXY_FD``).
 
 Guarantees: afterwards no mount of the sandbox's namespace (nor of any namespace copied
 from it: commands, the snippet server) has a host directory as its root; the content under
@@ -29,6 +32,8 @@ from command import libc, mount
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_MOVE = 1, 2, 4, 8, 8192
 OVERLAYFS_MAGIC = 0x794C7630
 HIDDEN = ("/etc", "/.ptsup", "/.ptbase")
+PROXY = "/run/posttrain-proxy.sock"  # forwarder.PROXY: where the host proxy is bound
+_PROXY_FD: list = []
 
 
 def hide_host_paths() -> None:
@@ -43,8 +48,24 @@ def hide_host_paths() -> None:
         os.mkdir(f"/.ptgone/{i}", 0o700)
         mount(path, f"/.ptgone/{i}", None, MS_MOVE)
         mount("/.ptstage", path, None, MS_MOVE)
+    if os.path.exists(PROXY):
+        _PROXY_FD.append(os.open(PROXY, os.O_PATH | os.O_CLOEXEC))
+        os.close(os.open("/.ptgone/proxy", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+        mount(PROXY, "/.ptgone/proxy", None, MS_MOVE)
     if libc.umount2(b"/.ptgone", 2) != 0:  # MNT_DETACH
         raise OSError("cannot detach the host binds")
+
+
+def forwarder_fds() -> str:
+    """In the forwarder's process: close every fd from 3 up but the proxy's; the path to
+    connect to (the socket's own path when nothing was hidden)."""
+    fd = _PROXY_FD[0] if _PROXY_FD else int(os.environ.get("POSTTRAIN_PROXY_FD", "-1"))
+    if fd < 3:
+        os.closerange(3, 65536)
+        return PROXY
+    os.closerange(3, fd)
+    os.closerange(fd + 1, 65536)
+    return f"/proc/self/fd/{fd}"
 
 
 def _on_overlayfs(path: str) -> bool:

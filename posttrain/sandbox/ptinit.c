@@ -357,6 +357,8 @@ static void remount_ro(const char *target) {
  * detached: one umount for all, because each waits for an RCU grace period. Returns an
  * O_PATH fd of our own binary (the Python supervisor spawns zygotes through it). A base on
  * overlayfs keeps its bind: the work overlay on top would nest one overlay too deep. */
+static int proxy_fd = -1; /* allowlist mode: the proxy socket, reached through this fd */
+
 static int hide_host_paths(void) {
     static const char *dirs[] = {"/etc", "/.ptsup", "/.ptbase"};
     int self = open("/.ptinit", O_PATH | O_CLOEXEC);
@@ -374,7 +376,12 @@ static int hide_host_paths(void) {
             mkdir(away, 0700) || mount(dirs[i], away, NULL, MS_MOVE, NULL) ||
             mount("/.ptstage", dirs[i], NULL, MS_MOVE, NULL)) fail("hide: overlay");
     }
-    int fd = open("/.ptgone/init", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    proxy_fd = open("/run/posttrain-proxy.sock", O_PATH | O_CLOEXEC); /* a socket: no overlay */
+    int fd = open("/.ptgone/proxy", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0 || close(fd) ||
+        (proxy_fd >= 0 && mount("/run/posttrain-proxy.sock", "/.ptgone/proxy", NULL, MS_MOVE, NULL)))
+        fail("hide: proxy");
+    fd = open("/.ptgone/init", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0 || close(fd) || mount("/.ptinit", "/.ptgone/init", NULL, MS_MOVE, NULL) ||
         umount2("/.ptgone", MNT_DETACH)) fail("hide: detach");
     return self;
@@ -449,7 +456,12 @@ static void upgrade(int ctl, int bpf_fd, int store_fd, int self, char *python, c
     signal(SIGCHLD, SIG_DFL);
     char *argv[] = {python, "-S", "-E", "-B", supervisor, a_ctl, "--adopt", a_store, a_bpf,
                     a_self, a_kids[0] ? a_kids : "-", NULL};
-    char *envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+    char a_proxy[40] = "POSTTRAIN_PROXY_FD=-1";
+    if (proxy_fd >= 0) {
+        fcntl(proxy_fd, F_SETFD, 0);
+        snprintf(a_proxy, sizeof a_proxy, "POSTTRAIN_PROXY_FD=%d", proxy_fd);
+    }
+    char *envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", a_proxy, NULL};
     execve(python, argv, envp);
     fail("exec supervisor");
 }

@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safefs  # noqa: E402  (bound next to this file inside the sandbox)
 import wire  # noqa: E402
 from command import Filter, check as _check, drop_privileges, libc, mount as _mount, run_reaper  # noqa: E402
-from mountview import hide_host_paths  # noqa: E402
+from mountview import forwarder_fds, hide_host_paths  # noqa: E402
 from pyserver import run_pyserver  # noqa: E402
 
 CLONE_NEWPID = 0x20000000
@@ -302,12 +302,12 @@ class Supervisor:
         if pid == 0:
             try:
                 self.ctl.close()
-                os.closerange(3, 65536)
+                proxy = forwarder_fds()  # closes all but the proxy's (mountview.py)
                 drop_privileges()
                 self.filter.load()
                 import forwarder
 
-                forwarder.serve()
+                forwarder.serve(proxy)
             finally:
                 os._exit(1)
         self.children.add(pid)
