@@ -29,6 +29,10 @@ rollouts / wall time of the RL phase), speed-up over sync, and held-out greedy a
 the run (with its standard error, so "within noise" can be judged). Anchors: AReaL 2.77x,
 verl 2.35-2.67x against their own synchronous modes. Target: >= 2x at lag <= 4.
 
+``--free-running`` adds ``lagL_free``: the same lags under ``async_rl.schedule: free_running``
+(each job sampled by the newest weights available instead of its scheduled version), and
+``free_over_deterministic_lagL``, the throughput ratio of the two schedules.
+
 Last line: one JSON object (``speedup_lag1/2/4``, ``trainer_idle_sync``, ``trainer_idle_lag4``, ...).
 """
 
@@ -103,7 +107,7 @@ def warm_model(cfg: RunConfig):
     return model, tok
 
 
-def one_run(name: str, lag: int, warm, cfg: RunConfig, args) -> dict:
+def one_run(name: str, lag: int, warm, cfg: RunConfig, args, schedule: str = "deterministic") -> dict:
     model, tok = copy.deepcopy(warm[0]), warm[1]
     rl = cfg.rl.model_copy(update={"max_policy_lag": lag})
     backend = HFBackend(copy.deepcopy(model).eval(), tok)
@@ -114,7 +118,8 @@ def one_run(name: str, lag: int, warm, cfg: RunConfig, args) -> dict:
     rows: list[dict] = []
     t0 = time.perf_counter()
     train_async(model, opt, backend, stream, rl, pad_id=pad_id_of(tok), seed=cfg.seed, lr_scheduler=sched,
-                on_step=lambda s, m: rows.append(m), config=AsyncConfig(num_producers=max(1, lag)),
+                on_step=lambda s, m: rows.append(m),
+                config=AsyncConfig(num_producers=max(1, lag), schedule=schedule),
                 settings=settings)
     wall = time.perf_counter() - t0
     acc = heldout_accuracy(backend, cfg.domains, args.heldout, 10_000_000, rl.max_new_tokens)
@@ -135,6 +140,8 @@ def main() -> None:
                     help="remote sandboxes (one per episode of a step by default)")
     ap.add_argument("--heldout", type=int, default=100)
     ap.add_argument("--sft-steps", type=int, default=150)
+    ap.add_argument("--free-running", action="store_true",
+                    help="also run each lag with async_rl.schedule: free_running (lagL_free)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     cfg = RunConfig(seed=0, domains=DOMAINS, sft=SFTConfig(steps=args.sft_steps, batch_size=32),
@@ -145,11 +152,14 @@ def main() -> None:
     print(f"warm-up (SFT {args.sft_steps} steps): {time.perf_counter() - t0:.1f}s", file=sys.stderr)
     before = heldout_accuracy(HFBackend(copy.deepcopy(warm[0]).eval(), warm[1]), cfg.domains, args.heldout,
                               10_000_000, cfg.rl.max_new_tokens)["overall"]
-    lags = {"sync": 0, "lag1": 1, "lag2": 2, "lag4": 4}
+    lags = {"sync": (0, "deterministic"), "lag1": (1, "deterministic"), "lag2": (2, "deterministic"),
+            "lag4": (4, "deterministic")}
+    if args.free_running:  # newest weights per job instead of the scheduled version
+        lags.update({f"lag{L}_free": (L, "free_running") for L in (1, 2, 4)})
     runs: dict[str, list[dict]] = {k: [] for k in lags}
     for _ in range(args.rounds):  # interleaved: drift on a shared machine hits every configuration
-        for name, lag in lags.items():
-            r = one_run(name, lag, warm, cfg, args)
+        for name, (lag, schedule) in lags.items():
+            r = one_run(name, lag, warm, cfg, args, schedule)
             runs[name].append(r)
             print(f"{name}: {r['steps'] / r['wall_s'] * 60:.1f} steps/min, idle "
                   f"{r['idle_s'] / r['wall_s']:.2f}, acc {r['acc']:.3f}±{r['acc_se']:.3f}, "
@@ -159,7 +169,9 @@ def main() -> None:
     acc = {k: sum(r["acc"] for r in v) / len(v) for k, v in runs.items()}
     se = {k: math.sqrt(sum(r["acc_se"] ** 2 for r in v)) / len(v) for k, v in runs.items()}
     out = {f"steps_per_min_{k}": round(v, 2) for k, v in spm.items()}
-    out.update({f"speedup_{k}": round(spm[k] / spm["sync"], 3) for k in ("lag1", "lag2", "lag4")})
+    out.update({f"speedup_{k}": round(spm[k] / spm["sync"], 3) for k in lags if k != "sync"})
+    out.update({f"free_over_deterministic_lag{L}": round(spm[f"lag{L}_free"] / spm[f"lag{L}"], 3)
+                for L in (1, 2, 4) if f"lag{L}_free" in spm})
     out.update({f"trainer_idle_{k}": round(v, 3) for k, v in idle.items()})
     out.update({f"heldout_{k}": round(v, 4) for k, v in acc.items()})
     out.update({f"heldout_se_{k}": round(v, 4) for k, v in se.items()})

@@ -13,13 +13,15 @@ the same run config switches from the embedded thread pool to Ray by one field
 
 Guarantees (the pool contract of :mod:`posttrain.trainer.producers`): each submitted job
 yields one JobResult; a worker that dies mid-episode (``ray.kill``, node loss, OOM) is
-replaced by a fresh actor and its job re-run, up to ``max_attempts`` runs in all, then the job
+replaced by a fresh actor and its job re-run (with the same weights version when the
+schedule fixes it), up to ``max_attempts`` runs in all, then the job
 is a failed result naming the reason. ``close()`` stops the driver thread, then kills the
 rollout workers, the verifier actors and the weight store, in that order.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import threading
 import time
@@ -79,8 +81,8 @@ class RayProducerPool:
     def __init__(self, model: Any, tokenizer: Any, state_dict: Any, version: int,
                  settings: RolloutSettings, *, num_workers: int = 1, max_attempts: int = 2,
                  imports: tuple[str, ...] = (), num_cpus: float = 1.0, num_gpus: float = 0.0,
-                 resources: dict[str, float] | None = None, verifier_actors: int = 0):
-        self.sync = RayWeightSync()
+                 resources: dict[str, float] | None = None, verifier_actors: int = 0, keep: int = 1):
+        self.sync = RayWeightSync(keep=keep)  # keep: the schedule's ring, max_policy_lag + 1
         self.sync.publish(version, state_dict)
         self.verifiers = start_verifiers(verifier_actors, resources=resources, imports=imports,
                                          sources_factory=VerifierSources(settings.make_env)) \
@@ -135,9 +137,8 @@ class RayProducerPool:
             with self._lock:
                 self._slots[slot_i] = self._new_slot()
                 self.restarts += 1
-                if job.attempt < self.max_attempts:
-                    self._pending.appendleft(Job(job.index, job.tasks, job.params, job.min_version,
-                                                 job.attempt + 1))
+                if job.attempt < self.max_attempts:  # the same job (its exact version too), once more
+                    self._pending.appendleft(dataclasses.replace(job, attempt=job.attempt + 1))
                     return
             res = JobResult(job.index, worker=s.name, attempts=job.attempt,
                             error=f"ray worker {s.name} died after {job.attempt} attempts: "
@@ -191,10 +192,10 @@ def ensure_ray(address: str | None = None, **init_kw: Any) -> None:
 @POOLS.register("ray")
 def ray_pool(backend: Any, model: Any, version: int, settings: RolloutSettings, *,
              num_producers: int, max_attempts: int = 2, imports: tuple[str, ...] = (),
-             config: Any = None, **_: Any) -> RayProducerPool:
+             config: Any = None, keep: int = 1, **_: Any) -> RayProducerPool:
     ensure_ray(getattr(config, "ray_address", None))
     return RayProducerPool(backend.model, backend.tokenizer, model.state_dict(), version, settings,
                            num_workers=num_producers, max_attempts=max_attempts, imports=imports,
                            num_cpus=getattr(config, "ray_cpus_per_worker", 1.0),
                            resources=dict(getattr(config, "ray_resources", {}) or {}),
-                           verifier_actors=getattr(config, "ray_verifier_actors", 0))
+                           verifier_actors=getattr(config, "ray_verifier_actors", 0), keep=keep)

@@ -3,12 +3,16 @@
 ``publish`` puts the state dict into the object store once (``ray.put``: one copy in shared
 memory per node, zero-copy reads for numpy-backed tensors on the same node) and hands the
 reference to a small :class:`WeightStore` actor under its version; a rollout worker asks the
-store for the newest ``(version, ref)`` and fetches the tensors only when its own version is
-behind. It satisfies :class:`posttrain.trainer.weight_sync.WeightSync` and pickles to actors
-(it holds only the store's actor handle).
+store for the ``(version, ref)`` it needs — the newest (free-running) or exactly the version
+the async loop's schedule gives the job — and fetches the tensors only when its own version
+differs. It satisfies :class:`posttrain.trainer.weight_sync.WeightSync` and pickles to
+actors (it holds only the store's actor handle).
 
-Guarantees: versions never go backwards; a worker sees a whole version (one object); the
-store keeps only the newest reference, so old weights are freed once no worker holds them.
+Guarantees: the newest version never goes backwards; a worker sees a whole version (one
+object); the store keeps the references of the ``keep`` newest versions (the ring the
+deterministic schedule needs, ``max_policy_lag + 1``), so older weights are freed once no
+worker holds them; asking for a version outside the ring raises
+:class:`~posttrain.trainer.weight_sync.WeightVersionError`.
 Not covered: GPU-direct transfer (the NCCL path is ``TorchDistributedWeightSync``).
 """
 
@@ -20,31 +24,60 @@ from typing import Any, Mapping
 import ray
 import torch
 
+from posttrain.trainer.weight_sync import WeightVersionError, install
+
 
 @ray.remote(num_cpus=0)
 class WeightStore:
-    def __init__(self) -> None:
-        self.version = -1
-        self.ref: list[Any] = []
+    def __init__(self, keep: int = 1) -> None:
+        self.version, self.keep = -1, max(1, int(keep))
+        self.refs: dict[int, list[Any]] = {}  # version -> [ref]: the list keeps Ray from dereferencing it
 
     def set(self, version: int, ref_box: list[Any]) -> None:
-        if version >= self.version:
-            self.version, self.ref = version, ref_box  # the list keeps Ray from dereferencing it
+        if version in self.refs or (version < self.version and len(self.refs) >= self.keep
+                                    and version < min(self.refs)):
+            return  # already held, or older than the whole ring (nothing will ask for it)
+        self.refs[version] = ref_box
+        self.version = max(self.version, version)
+        for old in sorted(self.refs)[:-self.keep]:
+            del self.refs[old]
 
     def get_version(self) -> int:
         return self.version
 
-    def latest(self, have: int) -> tuple[int, list[Any]]:
-        return (self.version, self.ref) if self.version > have else (self.version, [])
+    def held(self) -> list[int]:
+        return sorted(self.refs)
+
+    def fetch(self, version: int | None, have: int) -> tuple[int, list[Any]]:
+        """``(version, [ref])`` of ``version`` (None: the newest); ``[]`` when ``have`` is it
+        already, ``(-2, [])`` when the version is not held."""
+        v = self.version if version is None else version
+        if v not in self.refs:
+            return -2, []
+        return (v, []) if v == have else (v, self.refs[v])
 
 
 class RayWeightSync:
-    def __init__(self, store: Any = None):
-        self.store = store or WeightStore.remote()
+    def __init__(self, store: Any = None, *, keep: int = 1):
+        self.store = store or WeightStore.remote(keep)
 
     def publish(self, version: int, state_dict: Mapping[str, torch.Tensor]) -> None:
         cpu = {k: v.detach().to("cpu", copy=True) for k, v in state_dict.items()}
         ray.get(self.store.set.remote(int(version), [ray.put(cpu)]))
+
+    def preload(self, versions: Mapping[int, Mapping[str, torch.Tensor]]) -> None:
+        """Hold older versions again (a resume), before any job."""
+        for v in sorted(versions):
+            self.publish(v, versions[v])
+
+    def held(self) -> list[int]:
+        return list(ray.get(self.store.held.remote()))
+
+    def weights(self, version: int) -> dict[str, torch.Tensor]:
+        v, box = ray.get(self.store.fetch.remote(int(version), -1))
+        if v == -2:
+            raise WeightVersionError(f"weights version {version} is not held (held: {self.held()})")
+        return ray.get(box[0])
 
     def latest_version(self) -> int:
         return int(ray.get(self.store.get_version.remote()))
@@ -57,9 +90,11 @@ class RayWeightSync:
             time.sleep(0.005)
         return True
 
-    def pull(self, backend: Any) -> int:
+    def pull(self, backend: Any, version: int | None = None) -> int:
         have = int(backend.policy_version)
-        version, box = ray.get(self.store.latest.remote(have))
-        if box and version > have:
-            backend.load_weights(version, ray.get(box[0]))
-        return int(backend.policy_version)
+        v, box = ray.get(self.store.fetch.remote(version, have))
+        if v == -2:
+            raise WeightVersionError(f"weights version {version} is not held (held: {self.held()})")
+        if version is None and v <= have:
+            return have  # free-running never goes back
+        return install(backend, v, v, lambda _: ray.get(box[0])) if box else have

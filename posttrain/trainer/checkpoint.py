@@ -7,11 +7,17 @@ A checkpoint is a folder::
     <dir>/trainer_state.pt   optimizer, LR scheduler, RNG states (python, numpy, torch[, cuda]),
                              step, policy version, data position, extra (any picklable state,
                              e.g. the task scheduler's)
+    <dir>/behaviour/vN.safetensors  the older weights versions the async loop's deterministic
+                             schedule still samples with (``max_policy_lag`` of them at most)
     <dir>/meta.json          step, policy version, format — written last
+
+and, once per run, ``<run>/kl_reference/`` (:func:`save_reference`): the KL reference, the
+policy at the start of RL, which a resume loads instead of copying the resumed policy.
 
 Guarantees:
 - exact: loading into a fresh model/optimizer and continuing gives bitwise the same losses
-  and the same random draws as never having stopped (tested);
+  and the same random draws as never having stopped (tested); with the behaviour weights and
+  the KL reference, a killed async run at any policy lag ends bit-identical (tested);
 - atomic: everything is written and fsynced in a hidden sibling temp folder, then renamed
   into place; a kill at any point leaves either the old checkpoint or the new one, never a
   half-written folder under the real name; :func:`latest_checkpoint` skips temp folders.
@@ -27,9 +33,10 @@ import os
 import random
 import shutil
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 import torch
@@ -38,6 +45,8 @@ from posttrain.core.errors import PosttrainError
 
 FORMAT_VERSION = 1
 CHECKPOINTS_SUBDIR = "checkpoints"
+REFERENCE_SUBDIR = "kl_reference"
+BEHAVIOUR_SUBDIR = "behaviour"
 
 
 class CheckpointError(PosttrainError):
@@ -53,6 +62,7 @@ class CheckpointState:
     policy_version: int
     data_state: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    behaviour_weights: Mapping[int, Mapping[str, torch.Tensor]] = field(default_factory=dict)
 
 
 def checkpoint_path(run_dir: str | Path, step: int) -> Path:
@@ -109,20 +119,38 @@ def _save_weights(model: Any, out: Path) -> None:
         save_model(model, str(out / "model.safetensors"))
 
 
+def _save_state_dicts(versions: Mapping[int, Mapping[str, torch.Tensor]], out: Path) -> None:
+    from safetensors.torch import save_file
+
+    out.mkdir(parents=True)
+    for v, sd in versions.items():  # own contiguous copies: safetensors refuses shared storage
+        save_file({k: t.detach().to("cpu").contiguous().clone() for k, t in sd.items()},
+                  str(out / f"v{int(v):08d}.safetensors"))
+
+
+def _load_state_dicts(folder: Path) -> dict[int, dict[str, torch.Tensor]]:
+    from safetensors.torch import load_file
+
+    if not folder.is_dir():
+        return {}
+    return {int(f.stem[1:]): load_file(str(f)) for f in sorted(folder.glob("v*.safetensors"))}
+
+
 def save_checkpoint(dir: str | Path, *, model: Any, tokenizer: Any = None, optimizer: Any = None,
                     step: int, policy_version: int, data_state: Mapping[str, Any] | None = None,
-                    extra: Mapping[str, Any] | None = None, lr_scheduler: Any = None) -> Path:
-    """Write a checkpoint to ``dir`` atomically (replacing one already there); returns ``dir``."""
+                    extra: Mapping[str, Any] | None = None, lr_scheduler: Any = None,
+                    behaviour_weights: Mapping[int, Mapping[str, torch.Tensor]] | None = None) -> Path:
+    """Write a checkpoint to ``dir`` atomically (replacing one already there); returns ``dir``.
+
+    ``behaviour_weights``: ``{version: state dict}`` of older versions a resume needs
+    (``loop.behaviour_weights``)."""
     final = Path(dir)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    for stale in final.parent.glob(f".{final.name}.tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)  # left by a save that was killed
-    tmp = final.parent / f".{final.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
+    with _atomic_dir(final) as tmp:
         _save_weights(model, tmp / "model")
         if tokenizer is not None and hasattr(tokenizer, "save_pretrained"):
             tokenizer.save_pretrained(str(tmp / "tokenizer"))
+        if behaviour_weights:
+            _save_state_dicts(behaviour_weights, tmp / BEHAVIOUR_SUBDIR)
         torch.save({
             "optimizer": optimizer.state_dict() if optimizer is not None else None,
             "lr_scheduler": lr_scheduler.state_dict() if lr_scheduler is not None else None,
@@ -132,12 +160,25 @@ def save_checkpoint(dir: str | Path, *, model: Any, tokenizer: Any = None, optim
         }, tmp / "trainer_state.pt")
         meta = {"format": FORMAT_VERSION, "step": int(step), "policy_version": int(policy_version)}
         (tmp / "meta.json").write_text(json.dumps(meta))
+    return final
+
+
+@contextmanager
+def _atomic_dir(final: Path) -> Iterator[Path]:
+    """A hidden temp sibling of ``final`` to fill; fsynced and renamed into place after the block
+    (removed if it raises)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    for stale in final.parent.glob(f".{final.name}.tmp-*"):
+        shutil.rmtree(stale, ignore_errors=True)  # left by a save that was killed
+    tmp = final.parent / f".{final.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        yield tmp
         _fsync_tree(tmp)
         _swap_into_place(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return final
 
 
 def _swap_into_place(tmp: Path, final: Path) -> None:
@@ -201,7 +242,32 @@ def load_checkpoint(dir: str | Path, model: Any, optimizer: Any = None, lr_sched
     if restore_rng:
         set_rng_state(state["rng"])
     return CheckpointState(path, state["step"], state["policy_version"],
-                           state["data_state"], state["extra"])
+                           state["data_state"], state["extra"],
+                           _load_state_dicts(path / BEHAVIOUR_SUBDIR))
+
+
+def reference_path(run_dir: str | Path) -> Path:
+    return Path(run_dir) / REFERENCE_SUBDIR
+
+
+def save_reference(run_dir: str | Path, model: Any) -> Path:
+    """Write the KL reference (the policy at the start of RL) once per run, atomically."""
+    final = reference_path(run_dir)
+    with _atomic_dir(final) as tmp:
+        _save_weights(model, tmp / "model")
+        # no "step": list_checkpoints must never take this folder for a checkpoint
+        (tmp / "meta.json").write_text(json.dumps({"format": FORMAT_VERSION, "kind": "kl_reference"}))
+    return final
+
+
+def load_reference(run_dir: str | Path, into: Any) -> Any:
+    """Load the saved KL reference into ``into`` (e.g. ``frozen_reference(model)``); returns it."""
+    folder = reference_path(run_dir)
+    if not (folder / "meta.json").is_file():  # written last: absent means never or half written
+        raise CheckpointError(f"{folder} holds no complete KL reference (written at the start of RL "
+                              f"when rl.kl_coef > 0); this run folder cannot resume with a KL term")
+    _load_weights(into, folder / "model")
+    return into
 
 
 def list_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:

@@ -10,9 +10,8 @@ Concurrent parts:
    down-weights stale groups, runs ``policy_update``, publishes the new weights;
 2. **producers** (a :class:`~posttrain.trainer.producers.ProducerPool`: threads, processes or
    Ray actors): each waits for the weights a job needs, pulls them into its own backend and
-   samples; job ``k`` (step ``k``) may start once version ``k - max_policy_lag`` exists, and
-   at most ``max_inflight`` jobs (default ``max_policy_lag + 1``) are out at once — the
-   bounded queue between the two sides;
+   samples; at most ``max_inflight`` jobs (default ``max_policy_lag + 1``) are out at once —
+   the bounded queue between the two sides;
 3. **env workers** (a thread pool per producer): tool and sandbox steps of live episodes;
 4. **verifier workers** (the reward service): ``batch_evaluate`` of finished trajectories;
 5. **the weight sync** (:mod:`~posttrain.trainer.weight_sync`) carrying versions across.
@@ -29,6 +28,16 @@ than ``max_policy_lag`` versions behind the trainer is dropped (``stale: drop``,
 against the behaviour logprobs (``policy_update`` with ``policy_version``; ``rl.tis_cap``).
 With ``max_policy_lag: 0`` job ``k`` is sampled with exactly version ``k`` and the metrics
 (``time/*`` aside) equal the reference loop's on the same seed — a test checks it.
+
+Schedule (``async_rl.schedule``): ``deterministic`` (the default) samples the job of step
+``s`` with exactly version ``behaviour_version(s) = max(first, v_s - max_policy_lag)``
+(``v_s``: the version step ``s`` trains, ``first``: the version RL started from; a smaller
+``max_inflight`` lowers the lag: :func:`schedule_lag`), whichever producer takes it and when; the weight sync holds that ring of ``lag + 1`` versions, and
+:func:`behaviour_weights` hands a checkpoint the older ones a resume needs. So a seed fixes
+the final weights bit for bit, and a resumed run samples its first jobs with the versions an
+uninterrupted one would. ``free_running`` lets a job start once version
+``v_s - max_policy_lag`` exists (``gate``) and samples it with the newest weights then
+available, and allows ``partial_rollouts``: fresher samples, timing-dependent results.
 
 Accounting: a :class:`TaskLedger` records each scheduled task once — ``trained``,
 ``dropped`` (stale or zero variance, with the reason) or ``failed`` (every sample failed, or
@@ -56,6 +65,7 @@ from typing import Any, Callable
 import torch
 
 from posttrain.core.config import AsyncConfig, RLConfig
+from posttrain.core.errors import ConfigError
 from posttrain.core.types import TrajectoryGroup
 from posttrain.inference.base import InferenceBackend
 from posttrain.rollout import EpisodeLimits
@@ -201,6 +211,34 @@ def _record_failed_job(ledger: TaskLedger | None, job: Job, reason: str) -> None
                              **_task_stats(t)} for t in job.tasks])
 
 
+def schedule_lag(rl: RLConfig, cfg: AsyncConfig) -> int:
+    """The lag the deterministic schedule samples at: ``max_policy_lag``, or less when the job
+    window is smaller (``max_inflight: 1`` gives on-policy steps)."""
+    window = cfg.max_inflight or rl.max_policy_lag + 1
+    return min(rl.max_policy_lag, window - 1)
+
+
+def first_version(state: RLState) -> int:
+    """The version RL started from (each step bumps step and version by one)."""
+    return state.policy_version - state.step
+
+
+def behaviour_version(state: RLState, step: int, max_lag: int) -> int:
+    """The version that samples step ``step`` under the deterministic schedule."""
+    trained_at = state.policy_version + (step - state.step)
+    return max(first_version(state), trained_at - max_lag)
+
+
+def needed_versions(state: RLState, max_lag: int) -> range:
+    """Versions older than the current one that the schedule still samples with."""
+    return range(behaviour_version(state, state.step, max_lag), state.policy_version)
+
+
+def behaviour_weights(sync: Any, state: RLState, max_lag: int) -> dict[int, Any]:
+    """``{version: state dict}`` of :func:`needed_versions`, for a checkpoint."""
+    return {v: sync.weights(v) for v in needed_versions(state, max_lag)}
+
+
 class _Jobs:
     """The trainer's side of the bounded queue: submits jobs ahead, hands results back in order."""
 
@@ -208,19 +246,27 @@ class _Jobs:
                  seed: int, cfg: AsyncConfig):
         self.pool, self.stream, self.rl, self.state, self.seed, self.cfg = pool, stream, rl, state, seed, cfg
         self.window = cfg.max_inflight or rl.max_policy_lag + 1
+        self.exact = cfg.schedule == "deterministic"
         self.next = state.step
         self.jobs: dict[int, Job] = {}
         self.done: dict[int, JobResult] = {}
+
+    def _version(self, j: int) -> int:
+        """Job ``j``'s ``min_version``: the exact version (deterministic) or the gate."""
+        if self.exact:
+            return behaviour_version(self.state, j, schedule_lag(self.rl, self.cfg))
+        return behaviour_version(self.state, j, self.rl.max_policy_lag) if self.cfg.gate else 0
 
     def fill(self) -> None:
         st, P = self.state, self.rl.prompts_per_step
         while self.next < self.rl.steps and self.next - st.step < self.window:
             j = self.next
             base = self.stream.position + (j - st.step) * P
+            # Positions are asked for in order, at a point fixed by the step: a curriculum
+            # stream draws each cell from the same state whatever the producers' timing.
             tasks = tuple(self.stream.task_at(i) for i in range(base, base + P))
-            expected = st.policy_version + (j - st.step)  # the version step j trains
-            min_version = max(0, expected - self.rl.max_policy_lag) if self.cfg.gate else 0
-            job = Job(j, tasks, sampling_params(self.rl, self.seed * 1_000_003 + j), min_version)
+            job = Job(j, tasks, sampling_params(self.rl, self.seed * 1_000_003 + j), self._version(j),
+                      exact=self.exact)
             self.jobs[j] = job
             self.pool.submit(job)
             self.next += 1
@@ -238,17 +284,58 @@ class _Jobs:
         return self.jobs.pop(j), self.done.pop(j), time.perf_counter() - t0
 
 
+def _checkpoint(checkpoint: Callable[[RLState], None], state: RLState, sync: Any, rl: RLConfig,
+                cfg: AsyncConfig) -> None:
+    """Call ``checkpoint`` with the older versions the schedule still needs in ``state.extra``
+    (references to the sync's snapshots; dropped after, so they do not outlive the ring)."""
+    if cfg.schedule == "deterministic":
+        state.extra[BEHAVIOUR_WEIGHTS] = behaviour_weights(sync, state, schedule_lag(rl, cfg))
+    try:
+        checkpoint(state)
+    finally:
+        state.extra.pop(BEHAVIOUR_WEIGHTS, None)
+
+
 def _resolve_pool(cfg: AsyncConfig, backend: Any, model: Any, state: RLState, rl: RLConfig,
                   settings: RolloutSettings, pool: ProducerPool | None,
                   work_store: WorkStore | None) -> ProducerPool:
     if pool is None:
         factory = POOLS.get(cfg.executor)
         n = cfg.num_producers or max(1, rl.max_policy_lag)
+        keep = schedule_lag(rl, cfg) + 1 if cfg.schedule == "deterministic" else 1  # the ring
         pool = factory(backend, model, state.policy_version, settings, num_producers=n,
-                       max_attempts=cfg.max_attempts, imports=tuple(cfg.worker_imports), config=cfg)
+                       max_attempts=cfg.max_attempts, imports=tuple(cfg.worker_imports), config=cfg,
+                       keep=keep)
+    past = state.extra.pop(BEHAVIOUR_WEIGHTS, None)  # a resume: the older versions still needed
+    if cfg.schedule == "deterministic":
+        _restore_ring(pool.sync, past or {}, state, schedule_lag(rl, cfg))
     if work_store is not None:  # every job becomes an item of the SQLite work store
         pool = StorePool(pool, work_store, first_job=state.step, lease_s=cfg.lease_s)
     return pool
+
+
+BEHAVIOUR_WEIGHTS = "behaviour_weights"  # RLState.extra key: {version: state dict} for checkpoints
+
+
+def _restore_ring(sync: Any, past: dict[int, Any], state: RLState, lag: int) -> None:
+    """Put the checkpoint's older versions back; refuse to resume without them."""
+    need = set(needed_versions(state, lag))
+    missing = sorted(need - set(past))
+    if missing:
+        raise ConfigError(f"resume at step {state.step} (version {state.policy_version}) with "
+                          f"schedule lag {lag}: the checkpoint lacks the weights of versions "
+                          f"{missing} that the deterministic schedule samples the next jobs with; "
+                          f"allowed: a checkpoint written by train_async with state.extra"
+                          f"[{BEHAVIOUR_WEIGHTS!r}], or async_rl.schedule: free_running")
+    if need:
+        sync.preload({v: past[v] for v in need})
+
+
+def _check_schedule(cfg: AsyncConfig) -> None:
+    if cfg.schedule == "deterministic" and cfg.partial_rollouts:
+        raise ConfigError("invalid config:\n  async_rl.partial_rollouts: got true with async_rl.schedule "
+                          "\"deterministic\"; newer weights between turns depend on timing: allowed are "
+                          "partial_rollouts: false, or schedule: free_running")
 
 
 def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: InferenceBackend,
@@ -259,16 +346,21 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
                 config: AsyncConfig | None = None, settings: RolloutSettings | None = None,
                 ledger: TaskLedger | None = None, pool: ProducerPool | None = None,
                 on_groups: Callable[[list[TrajectoryGroup]], None] | None = None,
-                work_store: WorkStore | None = None, limits: EpisodeLimits | None = None) -> RLState:
+                work_store: WorkStore | None = None, ref_model: torch.nn.Module | None = None,
+                limits: EpisodeLimits | None = None) -> RLState:
     """Run ``rl.steps`` steps (resuming from ``state.step``) with producers off the trainer.
 
     ``on_groups`` sees each step's verified groups, as in the reference loop. ``work_store``:
     jobs are items of that SQLite store (:mod:`.store_pool`), the ledger defaults to its
     ``outcomes`` table, and the caller acks results after each durable checkpoint
-    (``store_pool.ack_trained``; a resume makes up for a missed one). ``limits``: the episode
-    budgets (the run config's ``episode`` section, as the reference loop gets them); ignored
-    when ``settings`` is given."""
+    (``store_pool.ack_trained``; a resume makes up for a missed one). ``ref_model``: the KL
+    reference (default: a frozen copy of ``model`` now — right only at the start of RL; a
+    resume passes the saved one). Under the deterministic schedule ``checkpoint`` finds in
+    ``state.extra[BEHAVIOUR_WEIGHTS]`` the older versions to save, and a resumed ``state``
+    must bring them back there. ``limits``: the episode budgets (the run config's ``episode``
+    section, as the reference loop gets them); ignored when ``settings`` is given."""
     cfg = config or AsyncConfig()
+    _check_schedule(cfg)
     state = state or RLState()
     ledger = OutcomeLedger(work_store) if ledger is None and work_store is not None else ledger
     if ledger is not None:
@@ -277,7 +369,8 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
     settings = settings or RolloutSettings(max_turns=limits.max_turns, partial_rollouts=cfg.partial_rollouts,
                                            env_workers=limits.env_workers)
     pool = _resolve_pool(cfg, backend, model, state, rl, settings, pool, work_store)
-    ref_model = frozen_reference(model) if rl.kl_coef > 0 else None
+    if ref_model is None and rl.kl_coef > 0:
+        ref_model = frozen_reference(model)
     jobs = _Jobs(pool, stream, rl, state, seed, cfg)
     try:
         while state.step < rl.steps:
@@ -308,9 +401,11 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
             if on_step is not None:
                 on_step(state.step, metrics)
             if checkpoint is not None and checkpoint_every and state.step % checkpoint_every == 0:
-                checkpoint(state)
+                _checkpoint(checkpoint, state, pool.sync, rl, cfg)
             if progress is not None:
                 progress(state.step)
+        if checkpoint is not None and cfg.schedule == "deterministic":  # for the caller's final one
+            state.extra[BEHAVIOUR_WEIGHTS] = behaviour_weights(pool.sync, state, schedule_lag(rl, cfg))
     finally:
         pool.close()
         backend.load_weights(state.policy_version, model.state_dict())

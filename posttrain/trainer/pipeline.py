@@ -16,8 +16,12 @@ This is what ``posttrain quickstart`` and ``posttrain train CONFIG`` run. The ru
 - ``report.html``: the self-contained run report.
 
 Resume: when the run folder already holds an RL checkpoint, the run continues from it
-(weights, optimizer, RNG, task-stream position, step and policy version), skipping the
-phases before RL. With the SQLite work store, rollouts completed before the crash but not
+(weights, optimizer, LR schedule, RNG, task-stream / curriculum state, step, policy version,
+samples seen, and the older weights the async schedule still samples with), skipping the
+phases before RL; the KL reference is the one saved at the start of RL (``kl_reference/``),
+not a copy of the resumed policy. So a run SIGKILLed at any point and resumed with the same
+command ends with bit-identical weights, at any ``rl.max_policy_lag`` (deterministic
+schedule; tested). With the SQLite work store, rollouts completed before the crash but not
 yet trained are trained from the file, not sampled again, and jobs in flight are re-run.
 """
 
@@ -40,14 +44,15 @@ from posttrain.models.loading import save_model
 from posttrain.scheduler.ledger import OutcomeLedger
 from posttrain.scheduler.store import WorkStore
 from posttrain.trainer.checkpoint import (checkpoint_path, list_checkpoints, load_checkpoint,
-                                         prune_checkpoints, save_checkpoint)
+                                         load_reference, prune_checkpoints, save_checkpoint,
+                                         save_reference)
 from posttrain.trainer.heldout import heldout_accuracy
 from posttrain.trainer.optim import optimizer_from_config
 from posttrain.trainer.phases import load_policy, run_dpo, run_sft, set_threads
 from posttrain.trainer.plots import reward_curves
 from posttrain.trainer.progress import RunProgress
-from posttrain.trainer.loop import TaskLedger, train_async
-from posttrain.trainer.reference_loop import RLState, train_rl
+from posttrain.trainer.loop import BEHAVIOUR_WEIGHTS, TaskLedger, train_async
+from posttrain.trainer.reference_loop import RLState, frozen_reference, train_rl
 from posttrain.trainer.sft import pad_id_of
 from posttrain.trainer.store_pool import ack_trained
 from posttrain.trainer.tasks import make_stream
@@ -134,6 +139,17 @@ def _render_report(out: Path) -> str | None:
     return str(render_run_report(out))
 
 
+def _kl_reference(cfg: RunConfig, out: Path, model: Any, *, resumed: bool) -> Any:
+    """The KL reference: the policy now (start of RL), saved once; the saved one on resume."""
+    if cfg.rl.kl_coef <= 0:
+        return None
+    ref = frozen_reference(model)
+    if resumed:
+        return load_reference(out, ref)
+    save_reference(out, ref)  # before the first checkpoint: a resumable folder always has it
+    return ref
+
+
 def _open_work(cfg: RunConfig, out: Path):
     """``(work store or None, ledger)``: the SQLite file of ``async_rl.work_store: sqlite``."""
     if cfg.async_rl.work_store != "sqlite":
@@ -172,7 +188,8 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
         if resume_from is not None:
             ck = load_checkpoint(resume_from, model, optimizer, schedule)
             stream.load_state_dict(ck.data_state)
-            state = RLState(ck.step, ck.policy_version, int(ck.extra.get("samples_seen", 0)))
+            state = RLState(ck.step, ck.policy_version, int(ck.extra.get("samples_seen", 0)),
+                            {BEHAVIOUR_WEIGHTS: dict(ck.behaviour_weights)})
             summary.update(json.loads((out / "summary.json").read_text()))
             summary["resumed_from_step"] = ck.step
             wall = summary["wall_s"]
@@ -189,6 +206,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
                             on_step=lambda s, m: writer.log(s, m))
                     backend.load_weights(0, model.state_dict())
             _write_summary(out, summary)
+        ref_model = _kl_reference(cfg, out, model, resumed=resume_from is not None)
 
         work, ledger = _open_work(cfg, out)
 
@@ -197,7 +215,8 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
                             tokenizer=tokenizer, optimizer=optimizer, lr_scheduler=schedule,
                             step=st.step, policy_version=st.policy_version,
                             data_state=stream.state_dict(),
-                            extra={"samples_seen": st.samples_seen})
+                            extra={"samples_seen": st.samples_seen},
+                            behaviour_weights=st.extra.get(BEHAVIOUR_WEIGHTS))
             prune_checkpoints(out, keep_last=2)
             if work is not None:  # the checkpoint holds these results now
                 ack_trained(work, st.step)
@@ -210,7 +229,8 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
                           on_step=_rl_logger(cfg, model, tokenizer, writer, rl_offset),
                           limits=episode_limits(cfg.episode),
                           checkpoint=checkpoint, checkpoint_every=cfg.rl.checkpoint_every,
-                          progress=bar.advance("rl", start=state.step), on_groups=keep_groups)
+                          progress=bar.advance("rl", start=state.step), on_groups=keep_groups,
+                          ref_model=ref_model)
             if cfg.rl.max_policy_lag >= 1:  # rollouts overlap training (trainer/loop.py)
                 state = train_async(model, optimizer, backend, stream, cfg.rl, config=cfg.async_rl,
                                     ledger=ledger, work_store=work, **common)

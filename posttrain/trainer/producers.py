@@ -1,11 +1,12 @@
 """Rollout producers for the async loop: jobs in, scored groups out, on threads or processes.
 
 A :class:`Job` is one training step's worth of rollouts: the step's tasks, its sampling
-params (seed included) and the oldest policy version allowed to sample it
-(``min_version``). A producer waits until that version is published, pulls the newest
-weights into its own inference backend, runs :func:`~posttrain.rollout.staged.rollout_groups`
-(sampling, env execution on an env thread pool, verification on a reward service) and
-returns a :class:`JobResult`.
+params (seed included) and the policy version that samples it (``min_version``). A producer
+waits until that version is published and pulls into its own inference backend exactly
+that version (``exact``: the async loop's deterministic schedule, the default) or the
+newest one (free-running, ``async_rl.schedule: free_running``), then runs
+:func:`~posttrain.rollout.staged.rollout_groups` (sampling, env execution on an env thread
+pool, verification on a reward service) and returns a :class:`JobResult`.
 
 Pools (registered in :data:`POOLS`, chosen by ``AsyncConfig.executor``; ``posttrain.distributed``
 registers ``"ray"``):
@@ -17,15 +18,18 @@ registers ``"ray"``):
   thread notices a dead process (killed, OOM, segfault): its job is re-run on a fresh
   process (``max_attempts`` in all), then recorded as failed with the reason.
 
-Guarantees: every submitted job yields exactly one JobResult — its groups, or ``error`` with
-the reason — unless the pool is closed first; ``close()`` stops taking jobs, lets running
-ones end (threads are joined for ``timeout`` s, processes terminated after it) and shuts
-the env and verifier pools last. Not covered: killing a hung thread (Python cannot).
+Guarantees: an ``exact`` job is sampled with the weights of version ``min_version`` and
+nothing else (a re-run after a worker died too), so its result depends on the job alone,
+not on which producer took it or when; every submitted job yields exactly one JobResult —
+its groups, or ``error`` with the reason — unless the pool is closed first; ``close()``
+stops taking jobs, lets running ones end (threads are joined for ``timeout`` s, processes
+terminated after it) and shuts the env and verifier pools last. Not covered: killing a hung thread (Python cannot).
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 import queue
 import threading
@@ -49,6 +53,7 @@ class Job:
     params: SamplingParams
     min_version: int
     attempt: int = 1
+    exact: bool = False  # sample with exactly ``min_version`` (the deterministic schedule)
 
 
 @dataclass(frozen=True)
@@ -102,9 +107,10 @@ def produce(job: Job, backend: Any, sync: WeightSync, settings: RolloutSettings,
     while not sync.wait_for(job.min_version, 0.05):
         if stopped():
             raise Stopped(f"job {job.index}")
-    sync.pull(backend)
+    sync.pull(backend, job.min_version if job.exact else None)
     weights_wait = time.perf_counter() - t0
-    between = (lambda: sync.pull(backend)) if settings.partial_rollouts else None
+    # newer weights between turns is free-running only: the loop refuses it with exact jobs
+    between = (lambda: sync.pull(backend)) if settings.partial_rollouts and not job.exact else None
     groups, times = rollout_groups(backend, job.tasks, job.params, make_env=settings.make_env,
                                    reward=reward, env_pool=env_pool, max_turns=settings.max_turns,
                                    between_turns=between)
@@ -176,10 +182,13 @@ class ThreadProducerPool:
 
 @POOLS.register("thread")
 def thread_pool(backend: Any, model: Any, version: int, settings: RolloutSettings, *,
-                num_producers: int, **_: Any) -> ThreadProducerPool:
-    """Producer 0 samples with ``backend`` itself; the others with deep copies of it."""
+                num_producers: int, keep: int = 1, **_: Any) -> ThreadProducerPool:
+    """Producer 0 samples with ``backend`` itself; the others with deep copies of it.
+
+    ``keep``: versions the weight sync holds (the schedule's ring, ``max_policy_lag + 1``)."""
     backends = [backend] + [copy.deepcopy(backend) for _ in range(num_producers - 1)]
-    return ThreadProducerPool(backends, InProcessWeightSync(version, model.state_dict()), settings)
+    return ThreadProducerPool(backends, InProcessWeightSync(version, model.state_dict(), keep=keep),
+                              settings)
 
 
 # ------------------------------------------------------------------------ processes
@@ -217,12 +226,12 @@ class ProcessProducerPool:
 
     def __init__(self, model: Any, tokenizer: Any, version: int, settings: RolloutSettings, *,
                  num_workers: int = 1, max_attempts: int = 2, imports: tuple[str, ...] = (),
-                 state_dict: Any = None):
+                 state_dict: Any = None, keep: int = 1):
         import torch.multiprocessing as tmp
 
         self._ctx = tmp.get_context("spawn")
         self.sync = SharedMemoryWeightSync(state_dict if state_dict is not None else model.state_dict(),
-                                           version, ctx=self._ctx)
+                                           version, ctx=self._ctx, keep=keep)
         self.settings, self.max_attempts, self.imports = settings, max_attempts, imports
         self._model, self._tokenizer = model, tokenizer
         self._outbox = self._ctx.Queue()
@@ -272,8 +281,7 @@ class ProcessProducerPool:
                 if job is None:
                     continue
                 if job.attempt < self.max_attempts:
-                    self._pending.insert(0, Job(job.index, job.tasks, job.params, job.min_version,
-                                                job.attempt + 1))
+                    self._pending.insert(0, dataclasses.replace(job, attempt=job.attempt + 1))
                 else:
                     self._results.put(JobResult(job.index, worker=p.name, attempts=job.attempt,
                                                 error=f"worker process {p.name} died (exit code "
@@ -316,7 +324,7 @@ class ProcessProducerPool:
 @POOLS.register("process")
 def process_pool(backend: Any, model: Any, version: int, settings: RolloutSettings, *,
                  num_producers: int, max_attempts: int = 2, imports: tuple[str, ...] = (),
-                 **_: Any) -> ProcessProducerPool:
+                 keep: int = 1, **_: Any) -> ProcessProducerPool:
     return ProcessProducerPool(backend.model, backend.tokenizer, version, settings,
                                num_workers=num_producers, max_attempts=max_attempts, imports=imports,
-                               state_dict=model.state_dict())
+                               state_dict=model.state_dict(), keep=keep)

@@ -109,6 +109,7 @@ def policy_update(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batc
         batch = batch.replace(old_logprobs=frozen_policy_logprobs(model, batch, T, share=share))
     model.train()
     metrics: dict[str, float] = {}
+    lr = float(optimizer.param_groups[0]["lr"])  # the rate this step uses (the scheduler moves it after)
     for _ in range(rl.ppo_epochs):
         # Each distinct prompt runs once, not once per sample (exact; see shared_prefix.py).
         logprobs, entropy = policy_logprobs(model, batch, T, share=share)
@@ -121,7 +122,7 @@ def policy_update(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batc
     if lr_scheduler is not None:
         lr_scheduler.step()
     metrics["batch/inert_rows_skipped"] = float(rows - batch.num_rows)
-    metrics["loss/lr"] = float(optimizer.param_groups[0]["lr"])
+    metrics["loss/lr"] = lr
     return metrics
 
 
@@ -182,10 +183,14 @@ def train_rl(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: 
              checkpoint: Callable[[RLState], None] | None = None, checkpoint_every: int = 0,
              lr_scheduler: Any = None, progress: Callable[[int], None] | None = None,
              on_groups: Callable[[list[TrajectoryGroup]], None] | None = None,
-             limits: EpisodeLimits | None = None) -> RLState:
-    """Run ``rl.steps`` steps (resuming from ``state.step``)."""
+             limits: EpisodeLimits | None = None, ref_model: torch.nn.Module | None = None) -> RLState:
+    """Run ``rl.steps`` steps (resuming from ``state.step``).
+
+    ``ref_model``: the KL reference; default a frozen copy of ``model`` as it is now, which is
+    right only at the start of RL — a resumed run passes the reference it saved then."""
     state = state or RLState()
-    ref_model = frozen_reference(model) if rl.kl_coef > 0 else None
+    if ref_model is None and rl.kl_coef > 0:
+        ref_model = frozen_reference(model)
     while state.step < rl.steps:
         metrics = rl_step(model, optimizer, backend, stream, rl, state, pad_id=pad_id, seed=seed,
                           ref_model=ref_model, lr_scheduler=lr_scheduler, on_groups=on_groups,

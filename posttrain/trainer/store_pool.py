@@ -6,10 +6,10 @@ pool (``thread``, ``process``, ``ray``):
 
 - for each ``submit(job)`` a feeder thread enqueues the item ``job/<index>`` (priority
   ``-index``: earlier steps first) whose payload is the whole job — its tasks, sampling
-  params and ``min_version`` (:func:`job_payload`); enqueue is idempotent, and a key already
-  in the file with a different payload is an error (the run folder was made by another
-  config, raised by the next ``get``); then it claims the submitted items (only those:
-  ``min_priority``) and hands each to the inner pool;
+  params, ``min_version`` and whether that version is exact (:func:`job_payload`); enqueue
+  is idempotent, and a key already in the file with a different payload is an error (the
+  run folder was made by another config, raised by the next ``get``); then it claims the
+  submitted items (only those: ``min_priority``) and hands each to the inner pool;
 - a pump thread renews the claims' leases and writes each outcome back fenced by the claim:
   the job's verified groups (:mod:`posttrain.core.serde`), times and worker on
   ``complete``, or the inner pool's error on ``fail``; ``get`` returns what was written;
@@ -35,6 +35,7 @@ async loop's rollouts are whole jobs, re-run from the start when interrupted.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -62,8 +63,10 @@ def job_key(index: int) -> str:
 
 
 def job_payload(job: Job) -> dict[str, Any]:
-    """The item's payload: everything that decides what a job samples."""
+    """The item's payload: everything that decides what a job samples (``exact``: the
+    schedule fixes its weights version, so a stored result equals a fresh sampling of it)."""
     return json.loads(json.dumps({"job": job.index, "min_version": job.min_version,
+                                  "exact": job.exact,
                                   "params": to_dict(job.params),
                                   "tasks": [to_dict(t) for t in job.tasks]}))
 
@@ -184,7 +187,7 @@ class StorePool:
         for key, payload in payloads.items():  # new or from before a crash: the same job?
             if json.loads(self.store.item(key)["payload"]) != payload:
                 raise SchedulerError(f"{self.store.path} holds {key} with another spec (tasks, sampling "
-                                     f"params or min_version): this run folder was made by another "
+                                     f"params, min_version or exact): this run folder was made by another "
                                      f"config; use a new folder or delete work.sqlite")
         self._max_index = max(self._max_index, max(j.index for j in new))
 
@@ -230,7 +233,7 @@ class StorePool:
                 self.store.cancel(item.key, "not a job of this run's remaining steps")
                 continue
             self.counters["claimed"] += 1
-            self.inner.submit(Job(job.index, job.tasks, job.params, job.min_version, item.attempt))
+            self.inner.submit(dataclasses.replace(job, attempt=item.attempt))
 
     def _settle(self, res: JobResult | None) -> None:
         if res is None:

@@ -10,7 +10,7 @@ from posttrain.core.errors import SchedulerError
 from posttrain.core.types import Task
 from posttrain.scheduler.ledger import OutcomeLedger
 from posttrain.scheduler.store import WorkStore
-from posttrain.trainer.loop import AsyncConfig, train_async
+from posttrain.trainer.loop import BEHAVIOUR_WEIGHTS, AsyncConfig, train_async
 from posttrain.trainer.producers import Job, JobResult, RolloutSettings, produce
 from posttrain.trainer.reference_loop import RLState, sampling_params
 from posttrain.trainer.store_pool import StorePool, job_key, job_payload, result_body
@@ -23,7 +23,7 @@ def _job(cfg, stream, index, step, version):
     tasks = tuple(stream.task_at(i) for i in range(index * P, index * P + P))
     expected = version + (index - step)
     return Job(index, tasks, sampling_params(cfg.rl, cfg.seed * 1_000_003 + index),
-               max(0, expected - cfg.rl.max_policy_lag))
+               max(0, expected - cfg.rl.max_policy_lag), exact=True)  # as the deterministic schedule makes it
 
 
 def test_a_stored_result_is_reused_and_the_lag_bound_applies_to_it(tmp_path):
@@ -39,7 +39,8 @@ def test_a_stored_result_is_reused_and_the_lag_bound_applies_to_it(tmp_path):
     stream.position = 5 * cfg.rl.prompts_per_step
     rows = {}
     train_async(model, opt, backend, stream, cfg.rl, pad_id=pad, seed=cfg.seed, lr_scheduler=sched,
-                state=RLState(step=5, policy_version=5), config=AsyncConfig(), work_store=store,
+                state=RLState(step=5, policy_version=5, extra={BEHAVIOUR_WEIGHTS: {4: model.state_dict()}}),
+                config=AsyncConfig(), work_store=store,
                 on_step=lambda s, m: rows.__setitem__(s, m))
     assert store.item(job_key(5))["seq"] == seq  # trained from the file, not sampled again
     assert rows[6]["async/store_reused"] == 1 and rows[6]["async/store_claimed"] == 0

@@ -16,7 +16,7 @@ from fault_envs import SlowEnvFactory  # noqa: E402
 
 from posttrain.trainer.checkpoint import (checkpoint_path, list_checkpoints, load_checkpoint,  # noqa: E402
                                          save_checkpoint)
-from posttrain.trainer.loop import AsyncConfig, TaskLedger, train_async  # noqa: E402
+from posttrain.trainer.loop import BEHAVIOUR_WEIGHTS, AsyncConfig, TaskLedger, train_async  # noqa: E402
 from posttrain.trainer.producers import RolloutSettings  # noqa: E402
 from posttrain.trainer.reference_loop import RLState  # noqa: E402
 
@@ -30,7 +30,8 @@ def main(out: Path, steps: int) -> None:
     if found:
         ck = load_checkpoint(found[-1][1], model, opt, sched)
         stream.load_state_dict(ck.data_state)
-        state = RLState(ck.step, ck.policy_version, int(ck.extra["samples_seen"]))
+        state = RLState(ck.step, ck.policy_version, int(ck.extra["samples_seen"]),
+                        {BEHAVIOUR_WEIGHTS: dict(ck.behaviour_weights)})  # the schedule's older versions
         backend.load_weights(state.policy_version, model.state_dict())
         keep = [ln for ln in metrics.read_text().splitlines() if json.loads(ln)["step"] <= ck.step]
         metrics.write_text("".join(ln + "\n" for ln in keep))
@@ -43,7 +44,8 @@ def main(out: Path, steps: int) -> None:
     def checkpoint(st):
         save_checkpoint(checkpoint_path(out, st.step), model=model, optimizer=opt, lr_scheduler=sched,
                         step=st.step, policy_version=st.policy_version, data_state=stream.state_dict(),
-                        extra={"samples_seen": st.samples_seen})
+                        extra={"samples_seen": st.samples_seen},
+                        behaviour_weights=st.extra.get(BEHAVIOUR_WEIGHTS))
 
     train_async(model, opt, backend, stream, cfg.rl, pad_id=pad, seed=cfg.seed, state=state,
                 lr_scheduler=sched, on_step=log, checkpoint=checkpoint, checkpoint_every=1,
