@@ -103,7 +103,7 @@ class _Frame:
 
     def __init__(self, parts: list, keys: tuple, fds: dict | None, data=None):
         self.parts, self.keys, self.fds, self.data = parts, keys, fds, data
-        self.pending: list = []  # (name, keys) of subdirectories still to visit, last first
+        self.pending: list = []  # (name, keys, data) of subdirectories to visit, last first
 
 
 class DirChain:
