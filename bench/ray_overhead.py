@@ -44,7 +44,7 @@ def one_run(executor: str, base, cfg: RunConfig) -> dict:
     backend = HFBackend(copy.deepcopy(model).eval(), tok)
     opt, sched = optimizer_from_config(model, cfg.rl)
     rows: list[dict] = []
-    acfg = AsyncConfig(executor=executor, ray_verifier_actors=1 if executor == "ray" else 0)
+    acfg = AsyncConfig(executor=executor)
     t0 = time.perf_counter()
     train_async(model, opt, backend, TaskStream(cfg.domains, seed=cfg.seed), cfg.rl, pad_id=pad_id_of(tok),
                 seed=cfg.seed, lr_scheduler=sched, on_step=lambda s, m: rows.append(m), config=acfg)

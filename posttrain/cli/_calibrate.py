@@ -2,7 +2,7 @@
 
 What it is: the measurement behind ``posttrain domains calibrate``. For each cell it samples
 ``n_tasks`` tasks (seeds ``seed .. seed + n_tasks - 1``), generates ``samples`` completions
-per task with the given backend through :func:`posttrain.rollout.single_turn.run_groups`
+per task with the given backend through :func:`posttrain.rollout.run_groups` (the one episode engine)
 (the same env and verifier as training), and records the pass rate (share of samples scoring
 1.0), the mean reward and the number of verifier or inference errors (excluded from both
 rates, counted apart). A curriculum uses it to start where the model is learnable
@@ -30,7 +30,7 @@ def calibrate(backend: Any, domain_ids: Sequence[str], *, n_tasks: int = 16, sam
               temperature: float = 0.0, max_new_tokens: int = 32, seed: int = 0,
               difficulties: Sequence[int] | None = None, batch_tasks: int = 64) -> dict[str, Any]:
     """Pass rates of ``backend`` on every (domain, difficulty) cell; see the module docstring."""
-    from posttrain.rollout.single_turn import run_groups
+    from posttrain.rollout import run_groups
 
     params = SamplingParams(n=samples, temperature=temperature, greedy=temperature == 0.0,
                             max_new_tokens=max_new_tokens, seed=seed)

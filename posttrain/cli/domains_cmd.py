@@ -31,12 +31,11 @@ from posttrain.core.errors import PosttrainError
 from posttrain.domains import (
     DOMAINS,
     FAMILIES,
-    check_domains,
     get_domain,
     load_builtin_domains,
     sample_task,
 )
-from posttrain.envs.conformance import CheckReport
+from posttrain.rollout.conformance import CheckReport, check_domains
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 err = Console(stderr=True, soft_wrap=True)

@@ -125,7 +125,6 @@ class AsyncConfig(_Strict):
     worker_imports: list[str] = Field(default_factory=list, description="modules workers import (plugins)")
     ray_address: str | None = Field(None, description="ray executor: 'auto', ray://host:port, None = local")
     ray_cpus_per_worker: float = Field(1.0, gt=0)
-    ray_verifier_actors: int = Field(0, ge=0, description="ray executor: verifier actors (0: in the worker)")
     ray_resources: dict[str, float] = Field(default_factory=dict, description="extra actor resources")
 
 

@@ -101,3 +101,24 @@ class ErrorInfo:
     def from_exception(cls, exc: BaseException) -> "ErrorInfo":
         kind = getattr(exc, "kind", None) or type(exc).__name__
         return cls(kind=kind, message=f"{type(exc).__name__}: {exc}"[:2000])
+
+
+#: The boundaries a recorded failure is attributed to (DESIGN.md §8), in the order a
+#: rollout crosses them.
+BOUNDARIES = ("inference", "env", "sandbox", "verifier", "scheduler")
+
+
+def classify(exc: BaseException, boundary: str) -> ErrorInfo:
+    """The one place a caught failure is attributed to a boundary.
+
+    ``boundary`` is where it was caught (``inference``, ``env``, ``verifier``, ...). A typed
+    posttrain error raised from deeper down keeps its own boundary (a :class:`SandboxError`
+    raised inside ``env.step`` is a sandbox failure, not an env one); anything else — a
+    bug, an OS error — is charged to the boundary that caught it.
+    """
+    if boundary not in BOUNDARIES:
+        raise ValueError(f"unknown boundary {boundary!r}; allowed: {', '.join(BOUNDARIES)}")
+    kind = getattr(exc, "kind", None)
+    if not isinstance(exc, PosttrainError) or kind not in BOUNDARIES:
+        kind = boundary
+    return ErrorInfo(kind=kind, message=f"{type(exc).__name__}: {exc}"[:2000])

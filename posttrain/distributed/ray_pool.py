@@ -7,8 +7,8 @@ the same run config switches from the embedded thread pool to Ray by one field
 - :class:`RolloutWorker` — one actor per producer (``ray_cpus_per_worker`` CPUs, plus
   ``num_gpus`` when given, plus any custom ``ray_resources``); it holds its own HF backend
   and pulls weights through :class:`~posttrain.distributed.ray_sync.RayWeightSync`;
-- verifier actors (:mod:`~posttrain.distributed.ray_reward`), when ``ray_verifier_actors > 0``,
-  score every worker's trajectories; otherwise a worker verifies on its own threads;
+- verification runs where the episode ran: a worker verifies each episode on its live env
+  (the one episode engine), on its own env threads — never on the trainer;
 - the trainer stays in the driver, or runs inside :class:`~posttrain.distributed.ray_trainer.TrainerActor`.
 
 Guarantees (the pool contract of :mod:`posttrain.trainer.producers`): each submitted job
@@ -16,7 +16,7 @@ yields one JobResult; a worker that dies mid-episode (``ray.kill``, node loss, O
 replaced by a fresh actor and its job re-run (with the same weights version when the
 schedule fixes it), up to ``max_attempts`` runs in all, then the job
 is a failed result naming the reason. ``close()`` stops the driver thread, then kills the
-rollout workers, the verifier actors and the weight store, in that order.
+rollout workers and the weight store, in that order.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ import ray
 
 from posttrain.trainer.producers import POOLS, Job, JobResult, RolloutSettings, produce
 
-from .ray_reward import RayRewardFactory, VerifierSources, start_verifiers
 from .ray_sync import RayWeightSync
 
 
@@ -49,16 +48,15 @@ class RolloutWorker:
         torch.set_num_threads(threads)
         for mod in imports:
             importlib.import_module(mod)
-        from posttrain.inference.hf import HFBackend
 
         self.name, self.sync, self.settings = name, sync, settings
-        self.backend = HFBackend(model.eval(), tokenizer, policy_version=-1)
-        self.env_pool = ThreadPoolExecutor(max(1, settings.env_workers), thread_name_prefix="env")
-        self.reward = settings.reward_service()
+        self.backend = settings.new_backend(model, tokenizer)
+        self.env_pool = ThreadPoolExecutor(max(1, settings.limits.env_workers),
+                                           thread_name_prefix="env")
 
     def run(self, job: Job) -> JobResult:
         try:
-            return produce(job, self.backend, self.sync, self.settings, self.env_pool, self.reward,
+            return produce(job, self.backend, self.sync, self.settings, self.env_pool,
                            lambda: False, self.name)
         except Exception as exc:  # a bug in an episode fails its job, recorded
             return JobResult(job.index, worker=self.name, error=f"{type(exc).__name__}: {exc}"[:500])
@@ -81,16 +79,9 @@ class RayProducerPool:
     def __init__(self, model: Any, tokenizer: Any, state_dict: Any, version: int,
                  settings: RolloutSettings, *, num_workers: int = 1, max_attempts: int = 2,
                  imports: tuple[str, ...] = (), num_cpus: float = 1.0, num_gpus: float = 0.0,
-                 resources: dict[str, float] | None = None, verifier_actors: int = 0, keep: int = 1):
+                 resources: dict[str, float] | None = None, keep: int = 1):
         self.sync = RayWeightSync(keep=keep)  # keep: the schedule's ring, max_policy_lag + 1
         self.sync.publish(version, state_dict)
-        self.verifiers = start_verifiers(verifier_actors, resources=resources, imports=imports,
-                                         sources_factory=VerifierSources(settings.make_env)) \
-            if verifier_actors else []
-        if self.verifiers:
-            settings = RolloutSettings(settings.make_env, RayRewardFactory(self.verifiers),
-                                       settings.max_turns, settings.partial_rollouts,
-                                       settings.env_workers, settings.verify_workers)
         self.settings, self.max_attempts, self.imports = settings, max_attempts, imports
         self._model_ref, self._tokenizer = ray.put(model), tokenizer
         self._opts = dict(num_cpus=num_cpus, num_gpus=num_gpus, resources=resources or {},
@@ -173,8 +164,6 @@ class RayProducerPool:
         self._driver.join(timeout)
         for s in self._slots:
             ray.kill(s.actor)
-        for a in self.verifiers:
-            ray.kill(a)
         ray.kill(self.sync.store)
 
     def metrics(self) -> dict[str, float]:
@@ -198,4 +187,4 @@ def ray_pool(backend: Any, model: Any, version: int, settings: RolloutSettings, 
                            num_workers=num_producers, max_attempts=max_attempts, imports=imports,
                            num_cpus=getattr(config, "ray_cpus_per_worker", 1.0),
                            resources=dict(getattr(config, "ray_resources", {}) or {}),
-                           verifier_actors=getattr(config, "ray_verifier_actors", 0), keep=keep)
+                           keep=keep)

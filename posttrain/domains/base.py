@@ -9,15 +9,18 @@ A domain is any object with these attributes (a Protocol: no base class to inher
 - ``generate(rng, difficulty) -> Task``: deterministic given the ``random.Random``;
 - ``solve(task) -> str``: the reference final answer (for multi-turn domains, the text a
   scripted reference policy ends with; see ``reference_actions`` below);
-- ``score(task, answer) -> Score``: the outcome verifier on a final answer (single-turn);
+- ``score(task, answer) -> Score``: the outcome verifier on a final answer (domains without
+  an env of their own; a domain with ``make_env`` is verified by its env's ``verify``, run
+  on the live env);
 - ``probes(task) -> dict[str, str | list[str]]``: domain-specific exploit answers that must
   score at most 0.05 (the conformance check adds generic ones: empty, garbage, prompt echo,
   padding with many candidates, very long output). A ``str`` probe is a final answer; a
   ``list[str]`` probe is a scripted multi-turn episode (one action text per turn);
-- optional ``make_env(task) -> TaskEnv`` for multi-turn domains (``env_kind`` "tool" or
-  "sandbox"); without it the env is a :class:`~posttrain.envs.base.SingleTurnEnv` over
-  ``score``; and ``reference_actions(task) -> list[str]`` giving the scripted reference
-  episode of a multi-turn domain (it must score 1.0).
+- optional ``make_env(task) -> TaskEnv`` for multi-turn domains, which then also give
+  ``reference_actions(task) -> list[str]``, the scripted reference episode (replayed through
+  the episode engine it must score 1.0); a domain without ``make_env`` gets a
+  :class:`~posttrain.envs.base.SingleTurnEnv` over ``score`` (its ``env_kind`` may still be
+  "sandbox" when ``score`` judges code in a sandbox).
 
 ``register_domain`` is the decorator: it instantiates the class (if given a class), checks
 the attributes, and adds it to :data:`DOMAINS`. Third-party packages register through the
@@ -31,7 +34,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from posttrain.core.errors import RegistryError
 from posttrain.core.registry import Registry, split_id
-from posttrain.core.types import Score, Task
+from posttrain.core.types import Task
 
 FAMILIES = (
     "code", "terminal", "finance", "geometry3d", "tools", "instructions", "long_context",
@@ -51,8 +54,6 @@ class Domain(Protocol):
 
     def solve(self, task: Task) -> str: ...
 
-    def score(self, task: Task, answer: str) -> Score: ...
-
     def probes(self, task: Task) -> dict[str, Any]: ...
 
 
@@ -60,8 +61,10 @@ DOMAINS: Registry[Any] = Registry("domain", entry_point_group="posttrain.domains
 
 
 def _check(dom: Any) -> None:
+    # an own env (multi-turn) is verified by its env.verify; the others by ``score``
+    need = ("reference_actions",) if callable(getattr(dom, "make_env", None)) else ("score",)
     missing = [a for a in ("id", "family", "difficulties", "env_kind", "generate", "solve",
-                           "score", "probes") if not hasattr(dom, a)]
+                           "probes", *need) if not hasattr(dom, a)]
     if missing:
         raise RegistryError(f"domain {getattr(dom, 'id', dom)!r} lacks {', '.join(missing)}")
     split_id(dom.id)

@@ -28,22 +28,22 @@ Guarantees:
 What it does not do: keep chat history or manage context (the agent loop does), or retry
 failed tools.
 
-The strict tool-call format and its parser (``parse_turn``, ``validate_arguments``) are
-documented in :mod:`posttrain.rollout.tool_calls`, their public home; the code lives here
-because envs may not import the rollout layer.
+The strict tool-call format and its parser (``parse_turn``, ``validate_arguments``) live in
+:mod:`posttrain.tools.calls`; their names are re-exported here.
 """
 
 from __future__ import annotations
 
 import atexit
-import json
-import re
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, ContextManager, Mapping, Sequence
 
 from posttrain.core.errors import EnvError, VerifierError
 from posttrain.core.types import Completion, Observation, Score, StepResult, Task, Trajectory
+from posttrain.tools.calls import (  # noqa: F401 - re-exported: domains import the format from here
+    CLOSE, MAX_CALLS, OPEN, ParsedTurn, ToolCall, clip, error_message, format_answer, format_call, format_calls, parse_turn, spec_name, spec_parameters, validate_arguments,
+)
 
 SandboxFactory = Callable[[], ContextManager[Any]]
 
@@ -195,170 +195,9 @@ class ToolEnv:
             return 0.0
 
 
-def clip(text: str, limit: int) -> str:
-    """At most ``limit`` characters: head and tail kept, the cut said in the middle."""
-    if len(text) <= limit:
-        return text
-    half = max(0, limit // 2 - 40)
-    return f"{text[:half]}\n... [{len(text) - 2 * half} characters cut] ...\n{text[-half:]}"
-
-
-# --------------------------------------------------------------------- the tool-call format
-OPEN, CLOSE = "<tool_call>", "</tool_call>"
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S)
-MAX_CALLS = 8
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One well-formed call (``valid`` False when the name or arguments fail the schema)."""
-
-    name: str
-    arguments: Mapping[str, Any]
-    valid: bool = True
-    error: str = ""
-
-
-@dataclass(frozen=True)
-class ParsedTurn:
-    """What a policy turn asked for: calls, a final answer, and every format error found."""
-
-    calls: tuple[ToolCall, ...] = ()
-    answer: str | None = None  # text of the last <answer> block; None when there is none
-    errors: tuple[str, ...] = ()  # malformed blocks and turn-level format errors
-    text: str = ""
-
-    @property
-    def is_final(self) -> bool:
-        """No tool call was attempted: the turn ends the episode."""
-        return OPEN not in self.text and CLOSE not in self.text
-
-    @property
-    def format_ok(self) -> bool:
-        """Strictly formatted: clean calls, or exactly one final ``<answer>`` block."""
-        if self.errors:
-            return False
-        return bool(self.calls) or self.answer is not None
-
-    @property
-    def invalid_calls(self) -> int:
-        return sum(not c.valid for c in self.calls)
-
-    @property
-    def malformed(self) -> int:
-        return len(self.errors)
-
-    def final_answer(self) -> str:
-        """The answer of a final turn: the ``<answer>`` content, else the whole text."""
-        return (self.answer if self.answer is not None else self.text).strip()
-
-
-def parse_turn(text: str, tools: Sequence[Mapping[str, Any]] = (), *,
-               max_calls: int = MAX_CALLS) -> ParsedTurn:
-    """Parse one assistant turn against the offered tool specs (OpenAI function format)."""
-    text = text or ""
-    specs = {spec_name(s): s for s in tools}
-    calls: list[ToolCall] = []
-    errors: list[str] = []
-    pos, first = 0, text.find(OPEN)
-    while True:
-        start = text.find(OPEN, pos)
-        if start < 0:
-            break
-        end = text.find(CLOSE, start)
-        if end < 0:
-            errors.append("call: unclosed <tool_call> block")
-            pos = len(text)
-            break
-        body = text[start + len(OPEN):end]
-        pos = end + len(CLOSE)
-        call, err = _parse_call(body, specs)
-        if err:
-            errors.append(f"call {len(calls) + len(errors) + 1}: {err}")
-        elif call is not None:
-            calls.append(call)
-    if first >= 0 and text[pos:].strip():
-        errors.append("call: text after the last </tool_call> (a call turn must end with its calls)")
-    if CLOSE in text[:first if first >= 0 else len(text)]:
-        errors.append("call: </tool_call> without an opening <tool_call>")
-    answers = _ANSWER.findall(text)
-    if answers and first >= 0:
-        errors.append("turn: both tool calls and an <answer> (a turn is one or the other)")
-    if len(answers) > 1:
-        errors.append("turn: more than one <answer> block")
-    if len(calls) > max_calls:
-        errors.append(f"call: {len(calls)} calls in one turn (at most {max_calls}); extra ones dropped")
-        calls = calls[:max_calls]
-    return ParsedTurn(tuple(calls), answers[-1] if answers else None, tuple(errors), text)
-
-
-def _parse_call(body: str, specs: Mapping[str, Mapping[str, Any]]) -> tuple[ToolCall | None, str]:
-    try:
-        obj = json.loads(body)
-    except (ValueError, RecursionError) as exc:
-        return None, f"invalid JSON ({str(exc)[:80]})"
-    if not isinstance(obj, dict):
-        return None, "the call must be a JSON object"
-    if set(obj) != {"name", "arguments"}:
-        return None, f"the call must have exactly the keys name and arguments, not {sorted(obj)}"
-    name, args = obj["name"], obj["arguments"]
-    if not isinstance(name, str) or not isinstance(args, dict):
-        return None, "name must be a string and arguments an object"
-    if name not in specs:
-        known = ", ".join(sorted(specs)) or "none"
-        return ToolCall(name, args, False, f"unknown tool {name!r} (available: {known})"), ""
-    problems = validate_arguments(spec_parameters(specs[name]), args)
-    if problems:
-        return ToolCall(name, args, False, "; ".join(problems[:5])), ""
-    return ToolCall(name, args), ""
-
-
-def spec_name(spec: Mapping[str, Any]) -> str:
-    """The function name of an OpenAI-style tool spec (``{"type": "function", "function": ...}``)."""
-    fn = spec.get("function", spec)
-    return str(fn.get("name", ""))
-
-
-def spec_parameters(spec: Mapping[str, Any]) -> Mapping[str, Any]:
-    fn = spec.get("function", spec)
-    return fn.get("parameters") or {"type": "object", "properties": {}}
-
-
-def validate_arguments(schema: Mapping[str, Any], value: Any, where: str = "arguments") -> list[str]:
-    """Problems of ``value`` against a tool's JSON schema (empty: valid); never raises.
-
-    The schema subset of :func:`posttrain.tools.validate` (types, ``required``,
-    ``additionalProperties: false``, ``enum``, bounds, ``items``): one validator for the
-    parser and the tool layer, so a call the parser accepts is one the tools accept.
-    """
-    from posttrain.tools import validate
-
-    return list(validate(value, dict(schema), where))
-
-
-def format_call(name: str, arguments: Mapping[str, Any]) -> str:
-    """The canonical text of one call (what a reference policy writes)."""
-    return f"{OPEN}{json.dumps({'name': name, 'arguments': dict(arguments)})}{CLOSE}"
-
-
-def format_calls(*calls: tuple[str, Mapping[str, Any]]) -> str:
-    return "\n".join(format_call(n, a) for n, a in calls)
-
-
-def format_answer(text: str) -> str:
-    return f"<answer>{text}</answer>"
-
-
-def error_message(errors: Sequence[str]) -> dict[str, Any]:
-    """The ``tool`` message telling the policy what was wrong with its turn's format."""
-    lines = "\n".join(f"- {e}" for e in errors)
-    return {"role": "tool", "name": "format_error",
-            "content": f"error: malformed tool call(s):\n{lines}\nFormat: "
-                       f'{OPEN}{{"name": "...", "arguments": {{...}}}}{CLOSE} or <answer>...</answer>'}
-
-
 # --------------------------------------------------------------------- shared sandbox pool
 _POOL: Any = None
+LEASE_TIMEOUT_S = 300.0
 _POOL_LOCK = threading.Lock()
 
 
@@ -370,7 +209,7 @@ def shared_pool() -> Any:
     """
     global _POOL
     with _POOL_LOCK:
-        if _POOL is None:
+        if _POOL is None or getattr(_POOL, "_closed", False):  # closed by its owner: a new one
             from posttrain.sandbox import SandboxPool, Timeouts
 
             _POOL = SandboxPool(max_total=16, warm=0,
@@ -384,6 +223,9 @@ def pool_lease(limits: Mapping[str, Any] | None = None) -> SandboxFactory:
     def factory() -> ContextManager[Any]:
         from posttrain.sandbox import Limits
 
-        return shared_pool().lease(limits=Limits.from_mapping(limits) if limits else None)
+        # a bounded wait: a pool too small for the run fails the episode (an infrastructure
+        # error the scheduler retries) instead of hanging it
+        return shared_pool().lease(limits=Limits.from_mapping(limits) if limits else None,
+                                   timeout=LEASE_TIMEOUT_S)
 
     return factory

@@ -1,7 +1,7 @@
 """The evaluation runner: a regression set × a backend → samples, results and a report.
 
-``evaluate`` generates ``n`` samples per item with the *same* rollout code and the *same*
-verifiers as training (``posttrain.rollout`` and each domain's env), classifies every sample
+``evaluate`` plays ``n`` episodes per item with the *same* episode engine, budgets and
+verifiers as training (:func:`posttrain.rollout.run_groups` over each domain's env), classifies every sample
 into layers, and writes to ``out_dir``:
 
 - ``samples.jsonl``   one :class:`~posttrain.eval.samples.SampleRecord` per sample;
@@ -28,6 +28,7 @@ from posttrain.core.errors import ConfigError
 from posttrain.core.serde import from_dict
 from posttrain.core.types import Task, Trajectory, TrajectoryGroup
 from posttrain.inference.base import InferenceBackend, SamplingParams
+from posttrain.rollout import EpisodeLimits, run_groups
 
 from .aggregate import summarize_all
 from .regression import RegressionSet
@@ -64,20 +65,6 @@ class EvalSpec:
                               max_new_tokens=self.max_new_tokens, seed=self.seed)
 
 
-def default_rollout(domain: Any) -> RolloutFn:
-    """The training rollout for a domain's env kind."""
-    if domain.env_kind == "single_turn":
-        from posttrain.rollout.single_turn import run_groups
-
-        return run_groups
-    try:
-        from posttrain.rollout.agent_loop import run_groups as agent_groups
-    except ImportError as exc:
-        raise ConfigError(f"domain {domain.id!r} is multi-turn ({domain.env_kind}) but the "
-                          "agent loop (posttrain.rollout.agent_loop) is not available") from exc
-    return agent_groups
-
-
 def is_long_horizon(domain: Any) -> bool:
     return domain.family == "long_horizon" or domain.env_kind != "single_turn"
 
@@ -102,26 +89,27 @@ def load_reusable_groups(path: str | Path, policy_version: int | None = None
 
 
 def _generate(backend: InferenceBackend, tasks: list[Task], dom: Any, spec: EvalSpec,
-              rollout: RolloutFn | None) -> list[list[Trajectory]]:
-    fn = rollout or default_rollout(dom)
-    make_env = getattr(dom, "make_env", None)
-    if not callable(make_env):
-        from posttrain.envs.factory import make_env as factory
+              rollout: RolloutFn | None, limits: EpisodeLimits | None) -> list[list[Trajectory]]:
+    from posttrain.envs.factory import make_env as factory
 
-        def make_env(task: Task, _dom: Any = dom) -> Any:
-            return factory(_dom, task)
+    def make_env(task: Task, _dom: Any = dom) -> Any:
+        return factory(_dom, task)
+
     out: list[list[Trajectory]] = []
     params = spec.params()
     for i in range(0, len(tasks), spec.batch_tasks):
         chunk = tasks[i:i + spec.batch_tasks]
-        groups = fn(backend, chunk, replace(params, seed=spec.seed + i), make_env=make_env)
+        p = replace(params, seed=spec.seed + i)
+        groups = (rollout(backend, chunk, p, make_env=make_env) if rollout is not None
+                  else run_groups(backend, chunk, p, make_env=make_env, limits=limits))
         out.extend(list(g.trajectories) for g in groups)
     return out
 
 
 def collect_records(backend: InferenceBackend, domains: Mapping[str, Any], rset: RegressionSet,
                     spec: EvalSpec, reuse: Mapping[str, list[Trajectory]] | None = None,
-                    rollout: RolloutFn | None = None) -> tuple[list[SampleRecord], dict]:
+                    rollout: RolloutFn | None = None, limits: EpisodeLimits | None = None,
+                    ) -> tuple[list[SampleRecord], dict]:
     """Generate (or reuse) ``spec.n`` samples per item and classify them."""
     spec.check()
     records: list[SampleRecord] = []
@@ -141,7 +129,7 @@ def collect_records(backend: InferenceBackend, domains: Mapping[str, Any], rset:
         stats["reused_items"] += len(trajs)
         stats["generated_items"] += len(todo)
         if todo:
-            for t, ts in zip(todo, _generate(backend, todo, dom, spec, rollout)):
+            for t, ts in zip(todo, _generate(backend, todo, dom, spec, rollout, limits)):
                 trajs[t.key] = ts
         lh = is_long_horizon(dom)
         for t in tasks:
@@ -153,12 +141,13 @@ def collect_records(backend: InferenceBackend, domains: Mapping[str, Any], rset:
 def evaluate(backend: InferenceBackend, domains: Mapping[str, Any], rset: RegressionSet,
              spec: EvalSpec, out_dir: str | Path, meta: Mapping[str, Any] | None = None,
              reuse: Mapping[str, list[Trajectory]] | None = None,
-             rollout: RolloutFn | None = None, report: bool = True) -> dict:
+             rollout: RolloutFn | None = None, report: bool = True,
+             limits: EpisodeLimits | None = None) -> dict:
     """Run the evaluation and write samples, results and (by default) the HTML report."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    records, stats = collect_records(backend, domains, rset, spec, reuse, rollout)
+    records, stats = collect_records(backend, domains, rset, spec, reuse, rollout, limits)
     write_samples(out / "samples.jsonl", records)
     rset.save(out / "regression_set.json")
     results = {"schema": SCHEMA,

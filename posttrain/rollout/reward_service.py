@@ -1,38 +1,31 @@
-"""The reward service: one ``batch_evaluate`` over outcome verifiers and learned reward models.
+"""Learned reward models beside the verifiers: ``batch_evaluate`` over reward sources.
 
 What it is:
-- a :class:`RewardSource` scores a batch of finished trajectories: :class:`VerifierSource`
-  runs each task's domain verifier (``env.verify`` of a fresh env, so it needs nothing
-  from the episode's env beyond the trajectory), :class:`SequenceClassifierReward` scores
-  ``prompt + final answer`` with any local Hugging Face sequence-classification model, in
-  padded batches of ``batch_size``;
+- a :class:`RewardSource` scores a batch of finished trajectories: :class:`EnvScore` is the
+  Score the episode engine already got from ``env.verify`` on the live env (verification is
+  never re-run on a fresh env), :class:`SequenceClassifierReward` scores ``prompt + final
+  answer`` with any local Hugging Face sequence-classification model, in padded batches of
+  ``batch_size``;
 - :func:`batch_evaluate` runs every source over the batch and combines them per trajectory
-  (one source: its Score; several: a weighted Score whose ``components`` name each source);
-- :class:`LocalRewardService` spreads a batch over a pool of worker threads, so verification
-  runs beside the rollout producers and never on the trainer. Its Ray twin (actors on
-  CPU-only nodes) is ``posttrain.distributed.ray_reward``; both satisfy :class:`RewardService`.
+  (one source: its Score; several: a weighted Score whose ``components`` name each source).
 
-Guarantees: one Score per trajectory, in order, whatever fails — a verifier or reward model
-that raises gives a Score with ``error`` set (excluded from the loss, counted), never an
-exception and never a silent 0; a trajectory that already failed (``error`` set, no turns)
-is not scored and gets a failure Score naming its own error; values stay in [0, 1]
-(a reward model's logit is squashed with a sigmoid unless ``squash="clip"``).
+Guarantees: one Score per trajectory, in order, whatever fails — a reward model that raises
+gives a Score with ``error`` set (excluded from the loss, counted), never an exception and
+never a silent 0; a trajectory that already failed (``error`` set, no turns, no score) is
+not scored and gets a failure Score naming its own error; values stay in [0, 1] (a reward
+model's logit is squashed with a sigmoid unless ``squash="clip"``).
 
-Not done here: environment-state verification (a sandbox's final file system), which needs
-the episode's live env — such envs verify where they ran, and the time counts as env time.
+Not done here: running verifiers (the episode engine does, on the env that was stepped).
 """
 
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 from posttrain.core.errors import ErrorInfo, VerifierError
-from posttrain.core.types import Score, Task, Trajectory
-from posttrain.envs.base import TaskEnv, call_maybe_async, final_answer
-
-EnvFactory = Callable[[Task], TaskEnv]
+from posttrain.core.types import Score, Trajectory
+from posttrain.envs.base import final_answer
 
 
 @runtime_checkable
@@ -42,52 +35,29 @@ class RewardSource(Protocol):
     def score_batch(self, trajectories: Sequence[Trajectory]) -> list[Score]: ...
 
 
-@runtime_checkable
-class RewardService(Protocol):
-    def batch_evaluate(self, trajectories: Sequence[Trajectory]) -> list[Score]: ...
-
-    def close(self) -> None: ...
-
-
-def _default_env(task: Task) -> TaskEnv:
-    from posttrain.domains.base import get_domain
-    from posttrain.envs.factory import make_env
-
-    return make_env(get_domain(task.domain), task)
-
-
 def _precheck(traj: Trajectory) -> Score | None:
     """A failure Score for a trajectory that cannot be scored (it failed before verification)."""
     if traj.error is not None:
         return Score(0.0, reason=f"not scored: {traj.error.message[:200]}", error=traj.error)
     if not traj.turns:
         return Score(0.0, reason="not scored: no turns", error=ErrorInfo("env", "empty trajectory"))
+    if traj.score is None:
+        return Score(0.0, reason="not scored: no verifier score",
+                     error=ErrorInfo("verifier", "trajectory was never verified"))
     return None
 
 
-class VerifierSource:
-    """The domain's own outcome verifier (what training and evaluation share)."""
+class EnvScore:
+    """The outcome Score the engine got from the live env's ``verify`` (name ``verifier``)."""
 
     name = "verifier"
 
-    def __init__(self, make_env: EnvFactory | None = None):
-        self.make_env = make_env or _default_env
-
-    def score_one(self, traj: Trajectory) -> Score:
-        early = _precheck(traj)
-        if early is not None:
-            return early
-        try:
-            score = call_maybe_async(self.make_env(traj.task).verify, traj)
-        except Exception as exc:  # the verifier boundary: a crash is recorded, never raised
-            return Score.failure(exc, traj.task.domain)
-        if not isinstance(score, Score):
-            return Score.failure(VerifierError(f"verify returned {type(score).__name__}, not Score"),
-                                 traj.task.domain)
-        return score
-
     def score_batch(self, trajectories: Sequence[Trajectory]) -> list[Score]:
-        return [self.score_one(t) for t in trajectories]
+        out = []
+        for t in trajectories:
+            early = _precheck(t)
+            out.append(early if early is not None else t.score)
+        return out
 
 
 class SequenceClassifierReward:
@@ -164,8 +134,8 @@ def _combine(scores: Sequence[Score], sources: Sequence[tuple[RewardSource, floa
 
 def batch_evaluate(trajectories: Sequence[Trajectory],
                    sources: Sequence[tuple[RewardSource, float]] | None = None) -> list[Score]:
-    """One Score per trajectory from every ``(source, weight)`` (default: the domain verifier)."""
-    sources = list(sources) if sources else [(VerifierSource(), 1.0)]
+    """One Score per trajectory from every ``(source, weight)`` (default: the env's Score)."""
+    sources = list(sources) if sources else [(EnvScore(), 1.0)]
     per_source = []
     for src, _ in sources:
         try:
@@ -176,22 +146,3 @@ def batch_evaluate(trajectories: Sequence[Trajectory],
             scores = [Score.failure(exc, src.name) for _ in trajectories]
         per_source.append(scores)
     return [_combine([ps[i] for ps in per_source], sources) for i in range(len(trajectories))]
-
-
-class LocalRewardService:
-    """``batch_evaluate`` spread over ``workers`` threads (verification off the trainer)."""
-
-    def __init__(self, sources: Sequence[tuple[RewardSource, float]] | None = None, *,
-                 workers: int = 2, chunk: int = 8):
-        self.sources = list(sources) if sources else [(VerifierSource(), 1.0)]
-        self.chunk = max(1, chunk)
-        self._pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="verify")
-
-    def batch_evaluate(self, trajectories: Sequence[Trajectory]) -> list[Score]:
-        trajs = list(trajectories)
-        chunks = [trajs[i:i + self.chunk] for i in range(0, len(trajs), self.chunk)]
-        futures = [self._pool.submit(batch_evaluate, c, self.sources) for c in chunks]
-        return [s for f in futures for s in f.result()]
-
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)

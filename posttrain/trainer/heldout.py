@@ -1,7 +1,7 @@
 """Held-out greedy accuracy per domain: the before/after numbers of a training run.
 
-Uses the same rollout and verifiers as training (``run_any_groups`` with one greedy sample per
-task) on tasks whose seeds never occur in training (see :mod:`posttrain.trainer.tasks`).
+Uses the same episode engine and verifiers as training (:func:`posttrain.rollout.run_groups`
+with one greedy sample per task) on tasks whose seeds never occur in training (see :mod:`posttrain.trainer.tasks`).
 Accuracy is the mean verifier reward over the tasks whose verification succeeded; a task
 whose verification (or generation) failed is left out of the mean and counted in ``errors``
 (DESIGN.md §3: a failed verifier is never silently a 0). The standard error is reported so a gain can be told from noise.
@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from posttrain.core.config import DomainSpec
 from posttrain.inference.base import InferenceBackend, SamplingParams
-from posttrain.rollout import EpisodeLimits, run_any_groups
+from posttrain.rollout import EpisodeLimits, run_groups
 from posttrain.trainer.tasks import heldout_tasks
 
 
@@ -30,7 +30,7 @@ def heldout_accuracy(backend: InferenceBackend, specs: Sequence[DomainSpec], n_p
         tasks = heldout_tasks(spec, n_per_domain, seed_offset)
         rewards: list[float] = []
         for i in range(0, len(tasks), batch_size):
-            for g in run_any_groups(backend, tasks[i:i + batch_size], params, limits=limits):
+            for g in run_groups(backend, tasks[i:i + batch_size], params, limits=limits):
                 t = g.trajectories[0]
                 errors += int(not t.usable)
                 if t.usable:

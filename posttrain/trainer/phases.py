@@ -21,12 +21,13 @@ from posttrain.domains.base import get_domain
 from posttrain.inference.base import InferenceBackend, SamplingParams
 from posttrain.models.loading import load_model
 from posttrain.models.tiny import build_tiny_model
-from posttrain.rollout.single_turn import run_groups
+from posttrain.rollout import run_groups
 from posttrain.trainer.dpo import build_dpo_batch, dpo_step, pairs_from_groups
 from posttrain.trainer.optim import build_optimizer, optimizer_from_config
 from posttrain.trainer.reference_loop import frozen_reference
 from posttrain.trainer.sft import build_sft_batch, sft_step
 from posttrain.trainer.tasks import TaskStream
+from posttrain.trainer.validate import episode_limits
 
 StepFn = Callable[[int, dict[str, float]], None]
 
@@ -76,7 +77,8 @@ def run_dpo(model: Any, backend: InferenceBackend, cfg: RunConfig, *, pad_id: in
     for step in range(cfg.dpo.steps):
         pairs = []
         for _ in range(4):  # groups with a tie carry no preference; sample until some do
-            pairs += pairs_from_groups(run_groups(backend, stream.next(cfg.dpo.batch_size), params))
+            pairs += pairs_from_groups(run_groups(backend, stream.next(cfg.dpo.batch_size), params,
+                                                  limits=episode_limits(cfg.episode)))
             if pairs:
                 break
         if not pairs:

@@ -4,9 +4,10 @@ A :class:`Job` is one training step's worth of rollouts: the step's tasks, its s
 params (seed included) and the policy version that samples it (``min_version``). A producer
 waits until that version is published and pulls into its own inference backend exactly
 that version (``exact``: the async loop's deterministic schedule, the default) or the
-newest one (free-running, ``async_rl.schedule: free_running``), then runs
-:func:`~posttrain.rollout.staged.rollout_groups` (sampling, env execution on an env thread
-pool, verification on a reward service) and returns a :class:`JobResult`.
+newest one (free-running, ``async_rl.schedule: free_running``), then plays the
+job's episodes with the one episode engine, :func:`~posttrain.rollout.play_groups` (sampling,
+env steps and verification on each live env on the producer's env thread pool, under the
+run's episode budgets ``RolloutSettings.limits``) and returns a :class:`JobResult`.
 
 Pools (registered in :data:`POOLS`, chosen by ``AsyncConfig.executor``; ``posttrain.distributed``
 registers ``"ray"``):
@@ -23,7 +24,8 @@ nothing else (a re-run after a worker died too), so its result depends on the jo
 not on which producer took it or when; every submitted job yields exactly one JobResult —
 its groups, or ``error`` with the reason — unless the pool is closed first; ``close()``
 stops taking jobs, lets running ones end (threads are joined for ``timeout`` s, processes
-terminated after it) and shuts the env and verifier pools last. Not covered: killing a hung thread (Python cannot).
+terminated after it) and shuts the env pool last. Not covered: killing a hung thread
+(Python cannot).
 """
 
 from __future__ import annotations
@@ -41,8 +43,7 @@ from typing import Any, Callable, Mapping, Protocol
 from posttrain.core.registry import Registry
 from posttrain.core.types import Task, TrajectoryGroup
 from posttrain.inference.base import SamplingParams
-from posttrain.rollout.reward_service import LocalRewardService, RewardService, VerifierSource
-from posttrain.rollout.staged import rollout_groups
+from posttrain.rollout import EpisodeLimits, play_groups
 from posttrain.trainer.weight_sync import InProcessWeightSync, SharedMemoryWeightSync, WeightSync
 
 
@@ -68,20 +69,26 @@ class JobResult:
 
 @dataclass(frozen=True)
 class RolloutSettings:
-    """What a producer needs besides its backend; picklable (it travels to processes/actors)."""
+    """What a producer needs besides its backend; picklable (it travels to processes/actors).
+
+    ``limits`` are the run's episode budgets (the config's ``episode`` section), the same the
+    reference loop and evaluation use; ``make_env`` overrides the domains' own envs (tests);
+    ``backend_factory`` builds each process/actor worker's backend (a picklable callable;
+    e.g. a scripted policy in the cross-engine tests, or another engine).
+    """
 
     make_env: Callable[[Task], Any] | None = None
-    reward_factory: Callable[[], RewardService] | None = None
-    max_turns: int = 1
+    limits: EpisodeLimits = field(default_factory=EpisodeLimits)
     partial_rollouts: bool = False
-    env_workers: int = 8
-    verify_workers: int = 2
+    backend_factory: Callable[[Any, Any], Any] | None = None  # (model, tokenizer) -> backend
 
-    def reward_service(self) -> RewardService:
-        if self.reward_factory is not None:
-            return self.reward_factory()
-        # verification uses the episodes' own env factory (its verify is the domain verifier)
-        return LocalRewardService([(VerifierSource(self.make_env), 1.0)], workers=self.verify_workers)
+    def new_backend(self, model: Any, tokenizer: Any) -> Any:
+        """A worker's own inference backend (HF over its copy of the model by default)."""
+        if self.backend_factory is not None:
+            return self.backend_factory(model, tokenizer)
+        from posttrain.inference.hf import HFBackend
+
+        return HFBackend(model.eval(), tokenizer, policy_version=-1)
 
 
 class Stopped(Exception):
@@ -101,7 +108,7 @@ class ProducerPool(Protocol):
 
 
 def produce(job: Job, backend: Any, sync: WeightSync, settings: RolloutSettings, env_pool: Any,
-            reward: RewardService, stopped: Callable[[], bool], worker: str) -> JobResult:
+            stopped: Callable[[], bool], worker: str) -> JobResult:
     """Run one job on one backend (the body every pool shares)."""
     t0 = time.perf_counter()
     while not sync.wait_for(job.min_version, 0.05):
@@ -111,9 +118,8 @@ def produce(job: Job, backend: Any, sync: WeightSync, settings: RolloutSettings,
     weights_wait = time.perf_counter() - t0
     # newer weights between turns is free-running only: the loop refuses it with exact jobs
     between = (lambda: sync.pull(backend)) if settings.partial_rollouts and not job.exact else None
-    groups, times = rollout_groups(backend, job.tasks, job.params, make_env=settings.make_env,
-                                   reward=reward, env_pool=env_pool, max_turns=settings.max_turns,
-                                   between_turns=between)
+    groups, times = play_groups(backend, job.tasks, job.params, limits=settings.limits,
+                                make_env=settings.make_env, env_pool=env_pool, between_turns=between)
     return JobResult(job.index, tuple(groups), {**times.as_dict(), "weights_wait_s": weights_wait},
                      worker, attempts=job.attempt)
 
@@ -137,8 +143,8 @@ class ThreadProducerPool:
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._results: queue.Queue[JobResult] = queue.Queue()
         self._stop = threading.Event()
-        self._env_pool = ThreadPoolExecutor(max(1, settings.env_workers), thread_name_prefix="env")
-        self._reward = settings.reward_service()
+        self._env_pool = ThreadPoolExecutor(max(1, settings.limits.env_workers),
+                                            thread_name_prefix="env")
         self.done = 0
         self._threads = [threading.Thread(target=self._run, args=(b, f"thread-{i}"), daemon=True,
                                           name=f"producer-{i}") for i, b in enumerate(backends)]
@@ -151,7 +157,7 @@ class ThreadProducerPool:
             if job is None or self._stop.is_set():
                 return
             try:
-                res = produce(job, backend, self.sync, self.settings, self._env_pool, self._reward,
+                res = produce(job, backend, self.sync, self.settings, self._env_pool,
                               self._stop.is_set, name)
             except Stopped:
                 return
@@ -174,7 +180,6 @@ class ThreadProducerPool:
         for th in self._threads:
             th.join(max(0.0, end - time.monotonic()))
         self._env_pool.shutdown(wait=False, cancel_futures=True)
-        self._reward.close()
 
     def metrics(self) -> dict[str, float]:
         return {"async/producers": float(len(self._threads))}
@@ -200,14 +205,11 @@ def _worker_main(name, model, tokenizer, sync, settings, inbox, outbox, imports)
     torch.set_num_threads(1)
     for mod in imports:
         importlib.import_module(mod)
-    from posttrain.inference.hf import HFBackend
-
-    backend = HFBackend(model.eval(), tokenizer, policy_version=-1)
-    env_pool = ThreadPoolExecutor(max(1, settings.env_workers), thread_name_prefix="env")
-    reward = settings.reward_service()
+    backend = settings.new_backend(model, tokenizer)
+    env_pool = ThreadPoolExecutor(max(1, settings.limits.env_workers), thread_name_prefix="env")
     while (job := inbox.get()) is not None:
         try:
-            res = produce(job, backend, sync, settings, env_pool, reward, lambda: False, name)
+            res = produce(job, backend, sync, settings, env_pool, lambda: False, name)
         except Exception as exc:  # recorded on the job; the process lives on
             res = JobResult(job.index, worker=name, error=f"{type(exc).__name__}: {exc}"[:500])
         outbox.put(res)
@@ -325,6 +327,6 @@ class ProcessProducerPool:
 def process_pool(backend: Any, model: Any, version: int, settings: RolloutSettings, *,
                  num_producers: int, max_attempts: int = 2, imports: tuple[str, ...] = (),
                  keep: int = 1, **_: Any) -> ProcessProducerPool:
-    return ProcessProducerPool(backend.model, backend.tokenizer, version, settings,
+    return ProcessProducerPool(model, getattr(backend, "tokenizer", None), version, settings,
                                num_workers=num_producers, max_attempts=max_attempts, imports=imports,
                                state_dict=model.state_dict(), keep=keep)

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from posttrain.core.errors import ConfigError
-from posttrain.domains import DOMAINS, check_domain, sample_task
+from posttrain.domains import DOMAINS, sample_task
+from posttrain.rollout.conformance import check_domain
 from posttrain.domains.adapters.datasets import bucket_levels, read_rows, register_dataset_domain
 
 CAPITALS = [("France", "Paris"), ("Japan", "Tokyo"), ("Kenya", "Nairobi"), ("Peru", "Lima"),

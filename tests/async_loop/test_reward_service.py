@@ -1,24 +1,26 @@
-"""The reward service: verifiers and a learned reward model (a local HF sequence classifier)
-scored in batches, combined per trajectory, failures recorded — never raised."""
+"""Learned reward models beside the env's verification: a local HF sequence classifier scored
+in batches and combined per trajectory with the Score the engine got from the live env;
+failures recorded — never raised."""
 
 import pytest
 import torch
 
 from posttrain.core.errors import ErrorInfo
-from posttrain.core.types import Completion, Observation, Trajectory, Turn
+from posttrain.core.types import Trajectory
 from posttrain.domains.base import get_domain, sample_task
-from posttrain.rollout.reward_service import (LocalRewardService, SequenceClassifierReward, VerifierSource,
-                                              batch_evaluate)
+from posttrain.inference.fake import FakeBackend
+from posttrain.inference.base import SamplingParams
+from posttrain.rollout import run_groups
+from posttrain.rollout.reward_service import EnvScore, SequenceClassifierReward, batch_evaluate
 
 
 def _trajs(n=6):
+    """Episodes played and verified by the engine: odd seeds answered right, even ones "x"."""
     dom = get_domain("math.add-v1")
-    out = []
-    for seed in range(n):
-        task = sample_task(dom, seed, 1)
-        answer = dom.solve(task) if seed % 2 else "x"
-        out.append(Trajectory(task=task, turns=(Turn(Observation(task.prompt), Completion(answer)),)))
-    return out
+    tasks = [sample_task(dom, seed, 1) for seed in range(n)]
+    answers = {t.prompt[-1]["content"]: (dom.solve(t) if t.seed % 2 else "x") for t in tasks}
+    backend = FakeBackend(lambda messages, j: answers[messages[-1]["content"]])
+    return [g.trajectories[0] for g in run_groups(backend, tasks, SamplingParams(max_new_tokens=40))]
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +53,7 @@ def test_verifier_and_model_combine_and_failures_are_recorded(reward_model):
     trajs = _trajs(4)
     trajs.append(Trajectory(task=trajs[0].task, turns=(), error=ErrorInfo("sandbox", "died"), stop_reason="error"))
     rm = SequenceClassifierReward(model, tok, batch_size=3)
-    scores = batch_evaluate(trajs, [(VerifierSource(), 3.0), (rm, 1.0)])
+    scores = batch_evaluate(trajs, [(EnvScore(), 3.0), (rm, 1.0)])
     for t, s in zip(trajs[:4], scores):
         v = 1.0 if t.turns[0].action.text == get_domain("math.add-v1").solve(t.task) else 0.0
         assert s.components["verifier"] == (v, 3.0) and s.value == pytest.approx(
@@ -64,14 +66,5 @@ def test_verifier_and_model_combine_and_failures_are_recorded(reward_model):
         def score_batch(self, trajectories):
             raise RuntimeError("reward model OOM")
 
-    broken = batch_evaluate(trajs[:2], [(VerifierSource(), 1.0), (Broken(), 1.0)])
+    broken = batch_evaluate(trajs[:2], [(EnvScore(), 1.0), (Broken(), 1.0)])
     assert all(not s.ok and "broken failed" in s.reason for s in broken)
-
-
-def test_local_service_spreads_chunks_and_keeps_order():
-    trajs = _trajs(10)
-    svc = LocalRewardService(workers=3, chunk=3)
-    try:
-        assert [s.value for s in svc.batch_evaluate(trajs)] == [0.0, 1.0] * 5
-    finally:
-        svc.close()

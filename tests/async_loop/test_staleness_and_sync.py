@@ -12,7 +12,7 @@ from async_helpers import run_config, warm_policy
 from posttrain.domains.base import get_domain, sample_task
 from posttrain.inference.base import SamplingParams
 from posttrain.inference.hf import HFBackend
-from posttrain.rollout.staged import rollout_groups
+from posttrain.rollout import EpisodeLimits, play_groups
 from posttrain.trainer.loop import AsyncConfig, TaskLedger, train_async, train_on_result
 from posttrain.trainer.optim import optimizer_from_config
 from posttrain.trainer.producers import JobResult
@@ -24,7 +24,7 @@ from posttrain.trainer.weight_sync import InProcessWeightSync, SharedMemoryWeigh
 def _groups_at(backend, version, seeds):
     backend.load_weights(version, None)
     tasks = [sample_task(get_domain("math.add-v1"), s, 1) for s in seeds]
-    groups, _ = rollout_groups(backend, tasks, SamplingParams(n=4, max_new_tokens=4, seed=version))
+    groups, _ = play_groups(backend, tasks, SamplingParams(n=4, max_new_tokens=4, seed=version))
     return groups
 
 
@@ -67,9 +67,7 @@ class _TwoTurnEnv:
 
         self.turn += 1
         if self.turn == 1:
-            msgs = tuple(self.task.prompt) + ({"role": "assistant", "content": action.text},
-                                              {"role": "user", "content": "again"})
-            return StepResult(Observation(msgs), 0.0, False)
+            return StepResult(Observation(({"role": "user", "content": "again"},)), 0.0, False)
         return StepResult(None, 0.0, True)
 
     def verify(self, trajectory):
@@ -85,9 +83,9 @@ def test_partial_rollout_continues_across_a_weight_update():
             p.add_(0.01)
     sync.publish(1, model.state_dict())  # arrives while turn 1 is "in flight"
     task = sample_task(get_domain("math.add-v1"), 0, 1)
-    groups, times = rollout_groups(backend, [task], SamplingParams(n=2, max_new_tokens=3, seed=0),
-                                   make_env=_TwoTurnEnv, max_turns=2,
-                                   between_turns=lambda: sync.pull(backend))
+    groups, times = play_groups(backend, [task], SamplingParams(n=2, max_new_tokens=3, seed=0),
+                                make_env=_TwoTurnEnv, limits=EpisodeLimits(max_turns=2),
+                                between_turns=lambda: sync.pull(backend))
     for t in groups[0].trajectories:
         assert t.policy_versions == (0, 1) and t.stop_reason in ("done", "max_tokens")
     assert backend.policy_version == 1 and times.sample_s > 0

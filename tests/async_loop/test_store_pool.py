@@ -32,7 +32,7 @@ def test_a_stored_result_is_reused_and_the_lag_bound_applies_to_it(tmp_path):
     job = _job(cfg, stream, 5, 5, 5)
     # job 5 sampled by version 0 (say, before a crash long ago) and completed in the file
     sampled = produce(dataclasses.replace(job, min_version=0), backend, InProcessWeightSync(0, model.state_dict()),
-                      RolloutSettings(), None, RolloutSettings().reward_service(), lambda: False, "before")
+                      RolloutSettings(), None, lambda: False, "before")
     store = WorkStore(tmp_path / "work.sqlite")
     store.enqueue(job_key(5), job_payload(job), priority=-5)
     seq = store.complete(store.claim("old-process/0", 60.0), result_body(sampled))

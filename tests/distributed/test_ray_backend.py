@@ -10,11 +10,9 @@ ray = pytest.importorskip("ray")
 
 from async_helpers import run_config, setup, warm_policy  # noqa: E402
 
-from posttrain.core.types import Task, Trajectory  # noqa: E402
-from posttrain.distributed.ray_reward import RayRewardService, start_verifiers  # noqa: E402
+
 from posttrain.distributed.ray_sync import RayWeightSync  # noqa: E402
 from posttrain.inference.hf import HFBackend  # noqa: E402
-from posttrain.rollout.reward_service import batch_evaluate  # noqa: E402
 from posttrain.trainer.loop import AsyncConfig, TaskLedger, train_async  # noqa: E402
 
 pytestmark = pytest.mark.ray
@@ -46,26 +44,6 @@ def test_object_store_weight_sync_installs_newest_whole_version():
     ray.kill(sync.store)
 
 
-def test_verifier_actors_score_like_the_local_service():
-    from posttrain.domains.base import get_domain, sample_task
-    from posttrain.core.types import Completion, Observation, Turn
-
-    dom = get_domain("math.add-v1")
-    trajs = []
-    for seed in range(10):
-        task = sample_task(dom, seed, 1)
-        answer = dom.solve(task) if seed % 2 else "nope"
-        turn = Turn(Observation(task.prompt), Completion(answer))
-        trajs.append(Trajectory(task=task, turns=(turn,)))
-    actors = start_verifiers(2, num_cpus=0.5)
-    got = RayRewardService(actors, chunk=3).batch_evaluate(trajs)
-    assert [s.value for s in got] == [s.value for s in batch_evaluate(trajs)] == [0.0, 1.0] * 5
-    ray.kill(actors[0])  # a dead verifier fails its chunks as recorded errors, not a crash
-    after = RayRewardService(actors, chunk=3).batch_evaluate(trajs)
-    assert len(after) == 10 and any(not s.ok for s in after) and any(s.ok for s in after)
-    ray.kill(actors[1])
-
-
 def _assert_same_run(a, wa, b, wb):
     """Steps 1 and 2 with equal metrics (time/ and async/ aside) and bit-identical weights."""
     assert sorted(a) == sorted(b) == [1, 2]
@@ -83,7 +61,7 @@ def test_same_config_on_ray_gives_the_embedded_run():
     for executor in ("thread", "ray"):
         model, opt, sched, backend, stream, pad = setup(cfg)
         rows, ledger = {}, TaskLedger()
-        acfg = AsyncConfig(executor=executor, ray_cpus_per_worker=1.0, ray_verifier_actors=1)
+        acfg = AsyncConfig(executor=executor, ray_cpus_per_worker=1.0)
         train_async(model, opt, backend, stream, cfg.rl, pad_id=pad, seed=cfg.seed, lr_scheduler=sched,
                     on_step=lambda s, m: rows.__setitem__(s, m), config=acfg, ledger=ledger)
         runs[executor] = (rows, model.state_dict(), ledger)

@@ -9,7 +9,8 @@ second pass over the same ~460 domains; the family minimums are checked here by 
 
 import pytest
 
-from posttrain.domains import DOMAINS, check_domain, load_builtin_domains
+from posttrain.domains import DOMAINS, load_builtin_domains
+from posttrain.rollout.conformance import check_domain
 
 load_builtin_domains()
 

@@ -6,7 +6,8 @@ import pytest
 
 from posttrain.core.types import Score
 from posttrain.domains import DOMAINS, get_domain, sample_task
-from posttrain.envs import make_env, run_episode
+from posttrain.envs import make_env
+from posttrain.rollout import replay_score as run_episode
 from posttrain.envs.base import SingleTurnEnv
 
 BASIC = ["math.add-v1", "math.sub-v1", "math.mul-v1", "math.compare-v1",

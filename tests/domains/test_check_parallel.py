@@ -5,7 +5,7 @@ import os
 import time
 
 from posttrain.domains import get_domain
-from posttrain.envs.conformance import check_domains
+from posttrain.rollout.conformance import check_domains
 
 
 def resolve_or_misbehave(domain_id):

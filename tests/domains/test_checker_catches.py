@@ -11,8 +11,9 @@ from dataclasses import replace
 import pytest
 
 from posttrain.core.types import Observation, Score, StepResult
-from posttrain.domains import check_domain, exact_score, make_task
-from posttrain.envs import generic_probes
+from posttrain.domains import exact_score, make_task
+from posttrain.rollout.conformance import check_domain
+from posttrain.rollout.conformance import generic_probes
 from posttrain.envs.base import final_answer
 from posttrain.verifiers.text import extract_answer
 

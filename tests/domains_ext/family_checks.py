@@ -6,7 +6,7 @@ import json
 from posttrain.core.serde import from_dict, to_dict
 from posttrain.core.types import Task
 from posttrain.domains.base import DOMAINS, load_builtin_domains, sample_task
-from posttrain.envs.conformance import check_domain
+from posttrain.rollout.conformance import check_domain
 
 load_builtin_domains()
 

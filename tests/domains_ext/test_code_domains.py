@@ -2,8 +2,9 @@
 
 import pytest
 
-from posttrain.domains import DOMAINS, check_domain, get_domain, load_builtin_domains, sample_task
-from posttrain.envs.conformance import run_episode
+from posttrain.domains import DOMAINS, get_domain, load_builtin_domains, sample_task
+from posttrain.rollout.conformance import check_domain
+from posttrain.rollout import replay_score as run_episode
 from posttrain.envs.tool_env import format_answer, format_call, pool_lease
 from posttrain.verifiers.code import extract_code, static_check, verify_function
 

@@ -125,7 +125,7 @@ def test_refactor_partial_simplification():
 
 
 def test_tdd_doctest_episode():
-    from posttrain.envs.conformance import run_episode
+    from posttrain.rollout import replay_score as run_episode
     from posttrain.envs.tool_env import format_call
 
     dom = get_domain("code.tdd_doctest")

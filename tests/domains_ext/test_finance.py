@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from posttrain.domains import DOMAINS, check_domain, load_builtin_domains, sample_task
+from posttrain.domains import DOMAINS, load_builtin_domains, sample_task
+from posttrain.rollout.conformance import check_domain
 from posttrain.domains.finance._company import make_company
 from posttrain.verifiers.fields import FieldSpec, parse_quantity, score_fields
 

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from posttrain.domains import DOMAINS, check_domain, load_builtin_domains, sample_task
+from posttrain.domains import DOMAINS, load_builtin_domains, sample_task
+from posttrain.rollout.conformance import check_domain
 from posttrain.domains.geometry3d.render import render_observation, render_png
 from posttrain.verifiers.geometry import MAX_LINES, Program, ParseError, euler, grid_for, measure, parse, voxelize
 

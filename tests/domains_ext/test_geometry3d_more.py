@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from posttrain.domains import DOMAINS, check_domain, load_builtin_domains, sample_task
+from posttrain.domains import DOMAINS, load_builtin_domains, sample_task
+from posttrain.rollout.conformance import check_domain
 from posttrain.verifiers.geometry import Program, grid_for, parse, voxelize
 from posttrain.verifiers.geometry_more import centroid, check_more, contained_fraction, surface_area
 

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from posttrain.domains import DOMAINS, check_domain, load_builtin_domains, sample_task
+from posttrain.domains import DOMAINS, load_builtin_domains, sample_task
+from posttrain.rollout.conformance import check_domain
 from posttrain.verifiers.constraints import check, schema_rules, score_constraints, substance
 
 load_builtin_domains()

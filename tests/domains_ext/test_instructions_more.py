@@ -7,7 +7,8 @@ import random
 
 import pytest
 
-from posttrain.domains import DOMAINS, check_domain, load_builtin_domains, sample_task
+from posttrain.domains import DOMAINS, load_builtin_domains, sample_task
+from posttrain.rollout.conformance import check_domain
 from posttrain.verifiers.constraints_more import check_any, records, score_any, spell
 
 load_builtin_domains()

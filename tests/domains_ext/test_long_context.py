@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from posttrain.domains import DOMAINS, check_domain, load_builtin_domains, sample_task
+from posttrain.domains import DOMAINS, load_builtin_domains, sample_task
+from posttrain.rollout.conformance import check_domain
 
 load_builtin_domains()
 # Native domains only: adapter domains (reasoning-gym's needle_haystack) have their own levels.

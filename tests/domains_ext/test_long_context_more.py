@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from posttrain.domains import DOMAINS, check_domain, load_builtin_domains, sample_task
+from posttrain.domains import DOMAINS, load_builtin_domains, sample_task
+from posttrain.rollout.conformance import check_domain
 from posttrain.domains.long_context import documents_more
 from posttrain.domains.long_context._sets import order_credit, parse_names, set_credit
 

@@ -3,8 +3,9 @@ verified independently (hand-made outputs reach checkpoints but earn no outcome)
 
 import pytest
 
-from posttrain.domains import DOMAINS, check_domain, get_domain, load_builtin_domains, sample_task
-from posttrain.envs.conformance import run_episode
+from posttrain.domains import DOMAINS, get_domain, load_builtin_domains, sample_task
+from posttrain.rollout.conformance import check_domain
+from posttrain.rollout import replay_score as run_episode
 from posttrain.inference.base import SamplingParams
 from posttrain.inference.fake import FakeBackend
 from posttrain.rollout import run_episode as loop_episode

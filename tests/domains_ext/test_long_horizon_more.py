@@ -7,7 +7,7 @@ import pytest
 
 from posttrain.core.types import Completion, Trajectory
 from posttrain.domains import get_domain, sample_task
-from posttrain.envs.conformance import run_episode
+from posttrain.rollout import replay_score as run_episode
 from posttrain.envs.tool_env import format_answer, format_call
 
 NEW = ["reconcile", "incident", "db_migration", "cli_flag", "library_milestones", "join_pipeline"]

@@ -5,7 +5,7 @@ domain claims continuous credit). Conformance (probes) runs in tests/domains."""
 import pytest
 
 from posttrain.domains import get_domain, sample_task
-from posttrain.envs.conformance import run_episode
+from posttrain.rollout import replay_score as run_episode
 from posttrain.envs.tool_env import format_answer, format_call
 
 NEW = ["rename_pattern", "dedupe", "archive", "split_file", "csv_merge", "find_replace", "regex_extract",

@@ -2,9 +2,10 @@
 
 import pytest
 
-from posttrain.domains import DOMAINS, check_domain, get_domain, load_builtin_domains, sample_task
-from posttrain.envs.conformance import run_episode
-from posttrain.rollout.tool_calls import format_answer, format_calls
+from posttrain.domains import DOMAINS, get_domain, load_builtin_domains, sample_task
+from posttrain.rollout.conformance import check_domain
+from posttrain.rollout import replay_score as run_episode
+from posttrain.tools.calls import format_answer, format_calls
 
 load_builtin_domains()
 TOOLS = [d for d in DOMAINS.ids() if d.startswith("tools.")]

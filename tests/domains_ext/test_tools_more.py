@@ -8,7 +8,7 @@ module's docstring claims.
 import pytest
 
 from posttrain.domains import DOMAINS, get_domain, load_builtin_domains, sample_task
-from posttrain.envs.conformance import run_episode
+from posttrain.rollout import replay_score as run_episode
 from posttrain.envs.tool_env import format_answer, format_calls
 
 load_builtin_domains()

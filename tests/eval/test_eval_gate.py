@@ -116,7 +116,7 @@ def test_cache_is_keyed_by_weights_and_reused(tmp_path, domains):
 
 
 def test_reuses_a_training_groups_samples(tmp_path, domains):
-    from posttrain.rollout.single_turn import run_groups
+    from posttrain.rollout import run_groups
     from posttrain.inference.base import SamplingParams
 
     small = build_regression_set([domains["math.add-v1"]], per_domain=6, seed=6)

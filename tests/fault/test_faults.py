@@ -91,8 +91,12 @@ def test_raising_verifier_is_recorded_never_raised():
 def test_malformed_model_output_is_data_not_a_crash():
     cfg = run_config(steps=3, prompts_per_step=2, group_size=2)
     rows, ledger = _train(cfg, backend_wrap=MalformedBackend)
+    # a call that returns too few groups is retried prompt by prompt (the engine isolates the
+    # bad prompt), and garbage completions are verified like any answer: the run completes
+    assert sorted(rows) == list(range(1, cfg.rl.steps + 1))
+    assert len(ledger.rows) == cfg.rl.steps * cfg.rl.prompts_per_step
     failed = [r for r in ledger.rows if r["outcome"] == "failed"]
-    assert failed and all("inference" in r["reason"] or "ValueError" in r["reason"] for r in failed)
+    assert all("inference" in r["reason"] for r in failed)
     assert any(r["outcome"] != "failed" for r in ledger.rows)
 
 

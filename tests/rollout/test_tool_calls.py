@@ -1,6 +1,6 @@
 """The strict tool-call format: what parses, what is malformed, and schema validation."""
 
-from posttrain.rollout.tool_calls import format_call, parse_turn, validate_arguments
+from posttrain.tools.calls import format_call, parse_turn, validate_arguments
 
 SHELL = {"type": "function", "function": {"name": "shell", "description": "run", "parameters": {
     "type": "object", "properties": {"cmd": {"type": "string"}, "timeout": {"type": "integer", "minimum": 1}},

@@ -95,10 +95,6 @@ class LedgerSession:
     def solve(self, task: Task) -> str:
         return format_answer("done")
 
-    def score(self, task: Task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task: Task) -> dict:
         ops = self._ops(task)

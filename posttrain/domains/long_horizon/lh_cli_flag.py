@@ -194,10 +194,6 @@ class CliFlag:
     def solve(self, task) -> str:
         return done()
 
-    def score(self, task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task) -> dict:
         ignored = CLI_NEW.replace("limit=a.limit, min_count=a.min_count, exclude=a.exclude", "")

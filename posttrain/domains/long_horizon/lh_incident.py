@@ -155,10 +155,6 @@ class Incident:
     def solve(self, task) -> str:
         return done()
 
-    def score(self, task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task) -> dict:
         h = task.hidden

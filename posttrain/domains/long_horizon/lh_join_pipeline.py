@@ -180,10 +180,6 @@ class JoinPipeline:
     def solve(self, task) -> str:
         return done()
 
-    def score(self, task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task) -> dict:
         st, exp = task.hidden["stages"], task.hidden["expected"]

@@ -155,10 +155,6 @@ class DataPipeline:
     def solve(self, task: Task) -> str:
         return done()
 
-    def score(self, task: Task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task: Task) -> dict:
         st, exp = task.hidden["stages"], task.hidden["expected"]

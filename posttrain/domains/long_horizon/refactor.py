@@ -121,10 +121,6 @@ class RenameRefactor:
     def solve(self, task: Task) -> str:
         return done()
 
-    def score(self, task: Task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task: Task) -> dict:
         h, files = task.hidden, task.public["files"]

@@ -139,10 +139,6 @@ class TreeDomain:
     def solve(self, task: Task) -> str:
         return done()
 
-    def score(self, task: Task, answer: str) -> Score:
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task: Task) -> dict[str, list[str]]:
         common = {k: v for k, v in common_probes(task).items() if k not in self.skip_common}

@@ -78,10 +78,6 @@ class Organize:
     def solve(self, task: Task) -> str:
         return done()
 
-    def score(self, task: Task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task: Task) -> dict:
         return {"copy_not_move": [shell(self._script(task, "cp")), done()], **common_probes(task)}

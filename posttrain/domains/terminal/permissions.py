@@ -69,10 +69,6 @@ class Permissions:
     def solve(self, task: Task) -> str:
         return done()
 
-    def score(self, task: Task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task: Task) -> dict:
         recreate = " ".join(f"'{p}'" for p in task.public["files"])

@@ -112,10 +112,6 @@ class Script:
     def solve(self, task: Task) -> str:
         return done()
 
-    def score(self, task: Task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task: Task) -> dict:
         shown = task.hidden["shown_output"]

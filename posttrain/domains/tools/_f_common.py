@@ -144,10 +144,6 @@ class FDomain:
     def reference_actions(self, task: Task) -> list[str]:
         return reference_episode(self.turns(task), task.hidden["answer_value"])
 
-    def score(self, task: Task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task: Task) -> dict[str, Any]:
         ans = task.hidden["answer_value"]

@@ -115,10 +115,6 @@ class LookupChain:
     def reference_actions(self, task: Task) -> list[str]:
         return reference_episode(self._turns(task), task.hidden["answer_value"])
 
-    def score(self, task: Task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task: Task) -> dict[str, Any]:
         t, ans = self._turns(task), task.hidden["answer_value"]

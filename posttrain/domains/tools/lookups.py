@@ -176,10 +176,6 @@ class _Lookup:
     def reference_actions(self, task: Task) -> list[str]:
         return reference_episode([self._expected(task)], task.hidden["answer_value"])
 
-    def score(self, task: Task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task: Task) -> dict[str, Any]:
         exp, ans = self._expected(task), task.hidden["answer_value"]

@@ -154,10 +154,6 @@ class LedgerOps:
     def reference_actions(self, task: Task) -> list[str]:
         return reference_episode([self._expected(task)], "done")
 
-    def score(self, task: Task, answer: str):
-        from posttrain.envs.conformance import run_episode
-
-        return run_episode(self, task, [answer])
 
     def probes(self, task: Task) -> dict[str, Any]:
         exp = self._expected(task)

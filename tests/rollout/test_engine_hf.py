@@ -12,7 +12,7 @@ from posttrain.domains import get_domain, sample_task
 from posttrain.inference.base import SamplingParams
 from posttrain.inference.hf import HFBackend
 from posttrain.models.tiny import build_tiny_model
-from posttrain.rollout import EpisodeLimits, run_groups_multi
+from posttrain.rollout import EpisodeLimits, run_groups
 from posttrain.rollout.context import ContextConfig
 from posttrain.trainer.batch import trajectory_segments
 
@@ -30,7 +30,7 @@ def test_tiny_model_multi_turn_episodes():
         env.require_answer = True
         return env
 
-    groups = run_groups_multi(backend, tasks, SamplingParams(n=2, max_new_tokens=24, seed=1),
+    groups = run_groups(backend, tasks, SamplingParams(n=2, max_new_tokens=24, seed=1),
                               make_env=strict_env, limits=limits)
     turns = [len(tr.turns) for g in groups for tr in g.trajectories]
     assert max(turns) >= 2  # really multi-turn

@@ -24,8 +24,9 @@ listed in the report's warnings, never silent.
 ``check_domains(ids, resolve=...)`` (:mod:`posttrain.envs.conformance_runner`) checks many
 domains in parallel spawned processes.
 
-This module is duck-typed over domains and does not import :mod:`posttrain.domains` (same
-layer); :mod:`posttrain.domains` binds the registry, families and ``sample_task`` to it.
+Every episode — the reference, each probe — is played by the one episode engine with a
+scripted policy (:func:`posttrain.rollout.scripted.replay_score`), exactly as training and
+evaluation play it. Defaults: the library's ``sample_task`` seeding, families and env kinds.
 """
 
 from __future__ import annotations
@@ -35,14 +36,14 @@ import pickle
 import random
 import string
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Collection, Mapping, Sequence
 
 from posttrain.core.registry import split_id
 from posttrain.core.serde import from_dict, to_dict
-from posttrain.core.types import Completion, Score, Task, Trajectory, Turn
-from posttrain.envs.base import call_maybe_async
-from posttrain.envs.factory import make_env
+from posttrain.core.types import Score, Task
+from posttrain.domains.base import ENV_KINDS, FAMILIES, sample_task
+from posttrain.rollout.scripted import replay_score
 
 PROBE_CEILING = 0.05
 LEAK_MIN_CHARS = 6
@@ -62,12 +63,6 @@ class CheckReport:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "ok": self.ok, "failures": list(self.failures),
                 "warnings": list(self.warnings), "timings": dict(self.timings)}
-
-
-def default_sample(domain: Any, seed: int, difficulty: int) -> Task:
-    """Same seeding as ``posttrain.domains.sample_task`` (which callers should pass instead)."""
-    task = domain.generate(random.Random(f"{domain.id}|{difficulty}|{seed}"), difficulty)
-    return replace(task, seed=seed, difficulty=difficulty, domain=domain.id)
 
 
 def generic_probes(task: Task, reference: str) -> dict[str, str]:
@@ -93,27 +88,6 @@ def generic_probes(task: Task, reference: str) -> dict[str, str]:
         "long_repeat": ((reference or "x") + "\n") * (LONG_CHARS // (len(reference) + 1) + 1),
         "long_garbage": (junk + "\n") * (LONG_CHARS // (len(junk) + 1) + 1),
     }
-
-
-def run_episode(domain: Any, task: Task, actions: Sequence[str]) -> Score:
-    """Play scripted action texts through a fresh env and return the outcome Score."""
-    env = make_env(domain, task)
-    try:
-        obs = call_maybe_async(env.reset)
-        turns: list[Turn] = []
-        for text in actions:
-            act = Completion(text=text)
-            res = call_maybe_async(env.step, act)
-            turns.append(Turn(observation=obs, action=act, reward=float(res.reward),
-                              info=dict(res.info)))
-            if res.done:
-                break
-            obs = res.observation or obs
-        return call_maybe_async(env.verify, Trajectory(task=task, turns=tuple(turns)))
-    finally:
-        close = getattr(env, "close", None)
-        if callable(close):
-            call_maybe_async(close)
 
 
 class _Log:
@@ -145,7 +119,7 @@ class _Checker:
         """Run an episode; record a failure for a crash, a non-Score or an errored Score."""
         t0 = time.perf_counter()
         try:
-            s = run_episode(self.dom, task, actions)
+            s = replay_score(self.dom, task, list(actions))
         except Exception as exc:
             self.fail(f"raise:{what}", f"env/verifier raised on {what} ({where}): "
                                        f"{type(exc).__name__}: {exc}"[:300])
@@ -178,7 +152,9 @@ class _Checker:
         diffs = list(dom.difficulties)
         if len(set(diffs)) < 3 or not all(isinstance(d, int) and d >= 1 for d in diffs):
             self.fail("difficulties", f"needs >= 3 distinct int difficulties >= 1, has {diffs}")
-        for name in ("generate", "solve", "score", "probes"):
+        # an own env (multi-turn) is verified by its env.verify; the others by ``score``
+        need = ("reference_actions",) if callable(getattr(dom, "make_env", None)) else ("score",)
+        for name in ("generate", "solve", "probes", *need):
             if not callable(getattr(dom, name, None)):
                 self.fail(f"method:{name}", f"{name} is missing or not callable")
 
@@ -293,7 +269,9 @@ def check_domain(domain: Any, *, seeds: Sequence[int] = (0, 1, 2),
                  max_generate_s: float = 2.0) -> CheckReport:
     """Check one domain object; never raises (a crash of the checker itself is a failure)."""
     t_start = time.perf_counter()
-    c = _Checker(domain, sample or default_sample)
+    c = _Checker(domain, sample or sample_task)
+    families = FAMILIES if families is None else families
+    env_kinds = ENV_KINDS if env_kinds is None else env_kinds
     dom_id = str(getattr(domain, "id", repr(domain)))
     try:
         c.static(families, env_kinds)
@@ -366,5 +344,10 @@ def _report(dom_id: str, c: _Checker, t_start: float) -> CheckReport:
     return CheckReport(dom_id, not failures, failures, timings, warnings)
 
 
-# Parallel checking of many domains lives in its own module; re-exported for callers.
-from posttrain.envs.conformance_runner import check_domains  # noqa: E402,F401
+def check_domains(ids: Sequence[str] | None = None, **kw: Any) -> list[CheckReport]:
+    """Check many registered domains (all when None) in parallel worker processes; see
+    :func:`posttrain.rollout.conformance_runner.check_domains` (imported here lazily: the
+    runner's workers import this module)."""
+    from posttrain.rollout.conformance_runner import check_domains as run
+
+    return run(ids, **kw)

@@ -1,6 +1,6 @@
 """Check many domains in parallel worker processes (``check_domains``).
 
-Each domain is checked by :func:`posttrain.envs.conformance.check_domain` in a spawned worker
+Each domain is checked by :func:`posttrain.rollout.conformance.check_domain` in a spawned worker
 with a timeout that starts when the worker begins that domain (spawning and importing get
 their own budget, :data:`STARTUP_TIMEOUT_S`). A domain that crashes, hangs or kills its worker
 becomes a failed report, the worker is replaced, and the other domains carry on; results come
@@ -16,7 +16,8 @@ from collections import deque
 from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
-from posttrain.envs.conformance import CheckReport, check_domain
+from posttrain.domains.base import DOMAINS, get_domain, load_builtin_domains
+from posttrain.rollout.conformance import CheckReport, check_domain
 
 STARTUP_TIMEOUT_S = 120.0
 
@@ -63,16 +64,22 @@ class _Slot:
         self.conn.close()
 
 
-def check_domains(ids: Sequence[str], *, resolve: Callable[[str], Any], workers: int | None = None,
+def check_domains(ids: Sequence[str] | None = None, *, resolve: Callable[[str], Any] = get_domain,
+                  workers: int | None = None,
                   timeout_s: float = 600.0,
                   on_result: Callable[[int, CheckReport], None] | None = None,
                   **check_kw: Any) -> list[CheckReport]:
-    """Check each id (resolved by ``resolve``, a picklable top-level function) in order.
+    """Check each id (all registered ones when None; resolved by ``resolve``, a picklable
+    top-level function) in order.
 
     With ``workers`` ≤ 1 (or one id) the checks run in this process (no timeout). Otherwise
     in spawned workers: a domain that crashes its worker or runs past ``timeout_s`` becomes a
     failed report, the worker is replaced and the other domains carry on.
     """
+    if ids is None:  # every registered domain
+        load_builtin_domains()
+        ids = list(DOMAINS.ids())
+    ids = list(ids)
     workers = min(workers if workers is not None else (os.cpu_count() or 1), len(ids))
     results: list[CheckReport | None] = [None] * len(ids)
 

@@ -1,4 +1,4 @@
-"""The multi-turn agent loop on the fake backend: batching, stop reasons, errors, dispatch."""
+"""The one episode engine on the fake backend: batching, stop reasons, errors, mixed kinds."""
 
 import pytest
 
@@ -6,8 +6,8 @@ from posttrain.core.errors import InferenceError
 from posttrain.domains import get_domain, sample_task
 from posttrain.inference.base import SamplingParams
 from posttrain.inference.fake import FakeBackend
-from posttrain.rollout import EpisodeLimits, run_any_groups, run_episode, run_groups_multi
-from posttrain.rollout.tool_calls import format_call
+from posttrain.rollout import EpisodeLimits, play_episode, run_groups
+from posttrain.tools.calls import format_call
 
 LEDGER = get_domain("tools.ledger_ops")
 CHAIN = get_domain("tools.lookup_chain")
@@ -30,7 +30,7 @@ def reference_script(tasks):
 def test_reference_episodes_batched_and_scored():
     tasks = [sample_task(LEDGER, 0, 2), sample_task(CHAIN, 1, 3)]
     backend = FakeBackend(reference_script(tasks))
-    groups = run_groups_multi(backend, tasks, SamplingParams(n=2, max_new_tokens=4000))
+    groups = run_groups(backend, tasks, SamplingParams(n=2, max_new_tokens=4000))
     assert [g.task for g in groups] == tasks
     for g in groups:
         assert len(g.trajectories) == 2
@@ -51,7 +51,7 @@ def test_malformed_calls_are_observations_and_counted():
     env = LEDGER.make_env(task)
     backend = FakeBackend(['<tool_call>{"name": "deposit", oops</tool_call>',
                            format_call("no_such_tool", {}), "<answer>done</answer>"])
-    tr = run_episode(backend, env, SamplingParams(max_new_tokens=200))
+    tr = play_episode(backend, env, SamplingParams(max_new_tokens=200))
     assert [t.info["malformed_calls"] for t in tr.turns] == [1, 0, 0]
     assert [t.info["invalid_calls"] for t in tr.turns] == [0, 1, 0]
     assert tr.turns[1].observation.messages[0]["role"] == "tool"
@@ -68,7 +68,7 @@ def test_malformed_calls_are_observations_and_counted():
 def test_limits_stop_the_episode(limits, reason, turns):
     task = sample_task(LEDGER, 0, 1)
     backend = FakeBackend(["<tool_call>" + "x" * 100])
-    tr = run_episode(backend, LEDGER.make_env(task), SamplingParams(max_new_tokens=120), limits)
+    tr = play_episode(backend, LEDGER.make_env(task), SamplingParams(max_new_tokens=120), limits)
     assert tr.stop_reason == reason and len(tr.turns) == turns
     assert tr.score is not None and tr.score.value == 0.0  # still verified
 
@@ -82,7 +82,7 @@ def test_inference_failure_is_isolated_to_its_episode():
             raise InferenceError("boom")
         return ref(messages, j)
 
-    groups = run_groups_multi(FakeBackend(script), tasks, SamplingParams(max_new_tokens=4000))
+    groups = run_groups(FakeBackend(script), tasks, SamplingParams(max_new_tokens=4000))
     ok, bad = groups[0].trajectories[0], groups[1].trajectories[0]
     assert ok.score.value == pytest.approx(1.0) and ok.error is None
     assert bad.stop_reason == "error" and bad.error is not None and "boom" in bad.error.message
@@ -95,12 +95,12 @@ def test_env_failure_becomes_trajectory_error():
     def broken(t):
         raise RuntimeError("cannot build env")
 
-    groups = run_groups_multi(FakeBackend(["x"]), [task], SamplingParams(n=2), make_env=broken)
+    groups = run_groups(FakeBackend(["x"]), [task], SamplingParams(n=2), make_env=broken)
     assert all(tr.stop_reason == "error" and "cannot build" in tr.error.message
                for tr in groups[0].trajectories)
 
 
-def test_run_any_groups_dispatches_by_env_kind():
+def test_single_and_multi_turn_tasks_in_one_call():
     add = sample_task(get_domain("math.add"), 0, 1)
     ledger = sample_task(LEDGER, 0, 1)
     ref = reference_script([ledger])
@@ -110,7 +110,7 @@ def test_run_any_groups_dispatches_by_env_kind():
             return add.hidden["answer"]
         return ref(messages, j)
 
-    groups = run_any_groups(FakeBackend(script), [ledger, add], SamplingParams(n=2, max_new_tokens=4000))
+    groups = run_groups(FakeBackend(script), [ledger, add], SamplingParams(n=2, max_new_tokens=4000))
     assert [g.task.domain for g in groups] == [ledger.domain, add.domain]
     assert all(tr.reward == pytest.approx(1.0) for g in groups for tr in g.trajectories)
     assert len(groups[1].trajectories[0].turns) == 1
@@ -120,7 +120,7 @@ def test_process_rewards_and_stop_strings_kept():
     task = sample_task(LEDGER, 0, 1)
     call = LEDGER.reference_actions(task)[0]
     backend = FakeBackend([call + "trailing", "<answer>done</answer>"])
-    tr = run_episode(backend, LEDGER.make_env(task),
+    tr = play_episode(backend, LEDGER.make_env(task),
                      SamplingParams(max_new_tokens=4000, stop=("</tool_call>",)))
     # the backend cut the stop string from .text; the loop restores it from the tokens
     assert tr.turns[0].action.text.endswith("</tool_call>")

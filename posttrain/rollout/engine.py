@@ -1,0 +1,281 @@
+"""The episode engine: every caller that plays episodes goes through :func:`play_groups`.
+
+The reference loop, the async producers (thread, process, Ray), DPO pair sampling, held-out
+evaluation, ``posttrain eval run``, ``domains calibrate`` and the conformance checker (with a
+scripted policy, :mod:`posttrain.rollout.scripted`) all call it; there is no second engine.
+A single-turn task is an episode of one turn.
+
+One call plays ``params.n`` episodes of each task, all together, in rounds:
+
+1. **admit and reset** episodes: all of them at once, except that at most
+   ``limits.max_sandbox_episodes`` sandboxed episodes are live (see :class:`_Admission`);
+   resets run on the env pool (a sandbox env may do I/O);
+2. **generate**: one backend call per (tool list, samples per prompt, turn index) for every
+   live episode. On its first turn each task's episodes share one prompt with ``n`` samples
+   (the backend shares the prefill); later turns send one prompt per episode. The seed of an
+   episode's turn ``t`` is ``params.seed + 7919 * t``. So a batch of single-turn tasks is
+   exactly one ``generate(prompts, params)`` call;
+3. **step** every episode that got an action, on the env pool (sandbox latency overlaps);
+4. an episode that ended is **verified on its live env and closed** at once, on the env pool,
+   while the others go on to their next turn.
+
+Guarantees: one group of exactly ``params.n`` trajectories per task, in task order, whatever
+fails — a failure is classified at its boundary (:func:`~posttrain.core.errors.classify`) and
+recorded on its trajectory, the rest of the batch goes on (a failed batched generate is
+retried prompt by prompt to isolate the bad one); every env created is closed before the call
+returns; batch composition depends only on the tasks, the params and the episodes' own
+outcomes, never on thread timing, so the same seed and weights give the same trajectories.
+``between_turns`` (free-running partial rollouts) is called before every turn after the
+first. Returned :class:`EngineTimes` are wall seconds per stage.
+
+What it does not do: retry tasks (the scheduler does), stream tokens, or let one episode run
+ahead of the others in a round (an episode that ends early frees its env at once).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Sequence
+
+from posttrain.core.errors import InferenceError
+from posttrain.core.types import Completion, Task, Trajectory, TrajectoryGroup
+from posttrain.envs.base import TaskEnv
+from posttrain.inference.base import InferenceBackend, SamplingParams
+
+from .episode import BrokenEnv, Episode, EpisodeLimits, action_text
+
+EnvFactory = Callable[[Task], TaskEnv]
+TURN_SEED_STRIDE = 7919
+
+
+@dataclass
+class EngineTimes:
+    """Wall seconds of one call per stage (stages overlap: verification runs beside turns)."""
+
+    sample_s: float = 0.0
+    env_s: float = 0.0
+    verify_s: float = 0.0
+
+    def as_dict(self) -> dict[str, float]:
+        return {"sample_s": self.sample_s, "env_s": self.env_s, "verify_s": self.verify_s}
+
+
+def env_factory(tasks: Sequence[Task]) -> EnvFactory:
+    """The env each task's domain declares; each domain is resolved once per call."""
+    from posttrain.domains.base import get_domain
+    from posttrain.envs.factory import make_env
+
+    domains = {d: get_domain(d) for d in dict.fromkeys(t.domain for t in tasks)}
+    return lambda task: make_env(domains[task.domain], task)
+
+
+def _new_episode(task: Task, make_env: EnvFactory, limits: EpisodeLimits) -> Episode:
+    try:
+        env = make_env(task)
+    except Exception as exc:  # the env boundary: construction failed, recorded on the episode
+        env = BrokenEnv(task, exc)
+    return Episode(task, env, limits)
+
+
+def _prompt_groups(live: list[Episode]) -> list[list[Episode]]:
+    """Episodes that share one prompt: a task's episodes on their first turn, else one each."""
+    by_task: dict[int, list[Episode]] = {}
+    out: list[list[Episode]] = []
+    for ep in live:
+        if ep.turns:
+            out.append([ep])
+        elif id(ep.task) in by_task:
+            by_task[id(ep.task)].append(ep)
+        else:
+            by_task[id(ep.task)] = group = [ep]
+            out.append(group)
+    return out
+
+
+def _calls(live: list[Episode]) -> list[list[list[Episode]]]:
+    """Prompt groups split into backend calls: one per (tool list, samples, episode turn)."""
+    calls: dict[tuple[str, int, int], list[list[Episode]]] = {}
+    for group in _prompt_groups(live):
+        key = (json.dumps(group[0].tools, sort_keys=True, default=str), len(group),
+               len(group[0].turns))
+        calls.setdefault(key, []).append(group)
+    return list(calls.values())
+
+
+def _call_params(params: SamplingParams, groups: list[list[Episode]]) -> SamplingParams:
+    left = max(ep.tokens_left() for g in groups for ep in g)
+    turn = len(groups[0][0].turns)
+    seed = None if params.seed is None else params.seed + TURN_SEED_STRIDE * turn
+    return replace(params, n=len(groups[0]), tools=groups[0][0].tools, seed=seed,
+                   max_new_tokens=max(1, min(params.max_new_tokens, left)))
+
+
+def _checked(got: Any, prompts: int, n: int) -> list[list[Completion]]:
+    if len(got) != prompts or any(len(g) != n for g in got):
+        raise InferenceError(f"backend returned {[len(g) for g in got]} completions for "
+                             f"{prompts} prompts of {n} samples")
+    return got
+
+
+def _generate(backend: InferenceBackend, groups: list[list[Episode]], p: SamplingParams
+              ) -> list[list[Completion] | BaseException]:
+    """One call for the groups; when it fails, one call per prompt isolates the bad one."""
+    prompts = [g[0].prompt() for g in groups]
+    try:
+        return list(_checked(backend.generate(prompts, p), len(prompts), p.n))
+    except Exception as exc:  # the inference boundary
+        if len(prompts) == 1:
+            return [exc]
+    out: list[list[Completion] | BaseException] = []
+    for prompt in prompts:
+        try:
+            out.append(_checked(backend.generate([prompt], p), 1, p.n)[0])
+        except Exception as one:  # the inference boundary, one prompt
+            out.append(one)
+    return out
+
+
+def _turn(backend: InferenceBackend, live: list[Episode], params: SamplingParams,
+          times: EngineTimes) -> list[tuple[Episode, Completion]]:
+    """Sample one action for every live episode; failures end their episodes."""
+    actions: list[tuple[Episode, Completion]] = []
+    for groups in _calls(live):
+        p = _call_params(params, groups)
+        t0 = time.perf_counter()
+        outs = _generate(backend, groups, p)
+        dt = time.perf_counter() - t0
+        times.sample_s += dt
+        share = dt / sum(len(g) for g in groups)
+        for group, out in zip(groups, outs):
+            for i, ep in enumerate(group):
+                ep.timings["generate_s"] += share
+                if isinstance(out, BaseException):
+                    ep.fail(out, "inference")
+                else:
+                    actions.append((ep, out[i]))
+    return actions
+
+
+def _run_all(pool: Executor, fns: list[Callable[[], Any]]) -> None:
+    if len(fns) < 2:
+        for fn in fns:
+            fn()
+        return
+    for f in [pool.submit(fn) for fn in fns]:
+        f.result()
+
+
+class _Admission:
+    """Which episodes play now: all, except that at most ``limits.max_sandbox_episodes``
+    sandboxed episodes hold a sandbox at once, counted until their verification has ended.
+
+    Why: an episode keeps its sandbox lease from its first tool call to ``close``, and a
+    verifier may lease one more for hidden tests; with more live sandboxed episodes than the
+    pool holds, leases would wait on each other forever. The cap (half the pool by default)
+    keeps the demand within the pool. Admission is first come, first served in task order,
+    and a slot is freed by *waiting* for the oldest verification, never by polling, so the
+    batch composition does not depend on timing.
+    """
+
+    def __init__(self, eps: list[Episode], cap: int):
+        self.waiting, self.cap = list(eps), max(1, cap)
+        self.live_sandboxed = 0
+        self.verifying: list[Future] = []  # finish() of sandboxed episodes, oldest first
+
+    @staticmethod
+    def sandboxed(ep: Episode) -> bool:
+        return bool(getattr(ep.env, "has_sandbox", False))
+
+    def take(self, anything_live: bool) -> list[Episode]:
+        out, keep = [], []
+        for ep in self.waiting:
+            if self.sandboxed(ep) and not self._slot(must=not anything_live and not out):
+                keep.append(ep)
+                continue
+            self.live_sandboxed += int(self.sandboxed(ep))
+            out.append(ep)
+        self.waiting = keep
+        return out
+
+    def _slot(self, must: bool) -> bool:
+        while self.live_sandboxed + len(self.verifying) >= self.cap:
+            if not self.verifying:
+                return must  # nothing will free a slot: only an idle engine may overrun
+            self.verifying.pop(0).result()
+        return True
+
+    def ended(self, ep: Episode, fut: Future) -> None:
+        if self.sandboxed(ep):
+            self.live_sandboxed -= 1
+            self.verifying.append(fut)
+
+
+def _play(backend: InferenceBackend, eps: list[Episode], params: SamplingParams, pool: Executor,
+          times: EngineTimes, between_turns: Callable[[], None] | None, cap: int) -> None:
+    gate, live, finishing, rounds = _Admission(eps, cap), [], [], 0
+    while live or gate.waiting:
+        new = gate.take(anything_live=bool(live))
+        t0 = time.perf_counter()
+        _run_all(pool, [ep.reset for ep in new])
+        times.env_s += time.perf_counter() - t0
+        live += new
+        if rounds and between_turns is not None:
+            between_turns()
+        actions = _turn(backend, [ep for ep in live if ep.live], params, times)
+        t0 = time.perf_counter()
+        _run_all(pool, [lambda ep=ep, c=c: ep.step(c, action_text(backend, c, params.stop))
+                        for ep, c in actions])
+        times.env_s += time.perf_counter() - t0
+        for ep in [ep for ep in live if not ep.live]:
+            finishing.append(fut := pool.submit(ep.finish))
+            gate.ended(ep, fut)
+        live = [ep for ep in live if ep.live]
+        rounds += 1
+    t0 = time.perf_counter()
+    for f in finishing:
+        f.result()
+    times.verify_s += time.perf_counter() - t0
+
+
+def play_groups(backend: InferenceBackend, tasks: Sequence[Task], params: SamplingParams, *,
+                limits: EpisodeLimits | None = None, make_env: EnvFactory | None = None,
+                env_pool: Executor | None = None,
+                between_turns: Callable[[], None] | None = None,
+                ) -> tuple[list[TrajectoryGroup], EngineTimes]:
+    """``params.n`` scored episodes per task and the wall time of each stage (see above)."""
+    limits = limits or EpisodeLimits()
+    make_env = make_env or env_factory(tasks)
+    version = int(getattr(backend, "policy_version", 0))
+    times = EngineTimes()
+    eps = [_new_episode(t, make_env, limits) for t in tasks for _ in range(params.n)]
+    pool = env_pool or ThreadPoolExecutor(max(1, limits.env_workers), thread_name_prefix="env")
+    try:
+        _play(backend, eps, params, pool, times, between_turns, limits.max_sandbox_episodes)
+    finally:
+        if env_pool is None:
+            pool.shutdown(wait=True)
+        for ep in eps:  # an exception above (a bug, KeyboardInterrupt) must not leak envs
+            if ep.trajectory is None:
+                ep._close()
+    n = params.n
+    trajs: list[Trajectory] = [ep.trajectory for ep in eps]  # type: ignore[misc]
+    return [TrajectoryGroup(task=t, trajectories=tuple(trajs[i * n:(i + 1) * n]),
+                            policy_version=version) for i, t in enumerate(tasks)], times
+
+
+def run_groups(backend: InferenceBackend, tasks: Sequence[Task], params: SamplingParams,
+               make_env: EnvFactory | None = None,
+               limits: EpisodeLimits | None = None) -> list[TrajectoryGroup]:
+    """:func:`play_groups` without the stage times: one group per task, in order."""
+    return play_groups(backend, tasks, params, limits=limits, make_env=make_env)[0]
+
+
+def play_episode(backend: InferenceBackend, env: TaskEnv, params: SamplingParams,
+                 limits: EpisodeLimits | None = None) -> Trajectory:
+    """One episode of an env the caller built (``params.n`` is ignored: one sample)."""
+    groups, _ = play_groups(backend, [env.task], replace(params, n=1), limits=limits,
+                            make_env=lambda _task: env)
+    return groups[0].trajectories[0]

@@ -1,0 +1,207 @@
+"""One episode's life inside the engine: reset, one step per policy turn, verify, close.
+
+What it is: :class:`Episode` owns one env from ``reset`` through every ``step`` to
+``verify`` on that same live env, and to ``close`` — the only place in posttrain where an
+env is driven. :mod:`posttrain.rollout.engine` batches the policy calls of many episodes;
+everything an episode does between two policy calls is here.
+
+Each turn: the episode's context (prompt + history, compacted by
+:class:`~posttrain.rollout.context.EpisodeContext` when too long) is the next prompt; the
+sampled Completion goes to ``env.step`` with the text of its tokens (:func:`action_text`),
+which is also what the history keeps, so with a tokenizer that round-trips (the built-in one does) and no
+compaction, turn k+1's prompt ids extend turn k's prompt + action ids and the trainer builds
+one row per episode.
+
+Guarantees:
+- stop reasons: ``done`` (the env ended it), ``max_tokens`` (the env ended it on a turn cut
+  by the token cap, or the episode's action tokens reached ``limits.max_total_tokens``),
+  ``max_turns`` (``limits.max_turns`` or the env's own budget), ``timeout`` (episode wall
+  time, checked between turns), ``error`` (a failure at a boundary, recorded as
+  :class:`~posttrain.core.errors.ErrorInfo` classified by :func:`~posttrain.core.errors.classify`);
+- ``verify`` runs on the live env, exactly once, after the last step; ``close`` runs exactly
+  once whatever happened (a failing close is counted in ``timings["close_failed"]``, never
+  raised); an episode that failed is not verified (its trajectory carries the error);
+- ``turn.info`` has ``format_ok`` (default: the turn ended on its own and is non-empty; an
+  env's own value wins), ``finish_reason`` and ``context_compacted``; the trajectory's
+  ``timings`` hold ``generate_s``, ``env_s``, ``verify_s``, ``wall_s``.
+
+What it does not do: call the policy (the engine does), retry (the scheduler does).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
+
+from posttrain.core.errors import ErrorInfo, VerifierError, classify
+from posttrain.core.types import Completion, Observation, Score, Task, Trajectory, Turn
+from posttrain.envs.base import TaskEnv, call_maybe_async
+
+from .context import ContextConfig, EpisodeContext
+
+
+@dataclass(frozen=True)
+class EpisodeLimits:
+    """Per-episode budgets (the run config's ``episode`` section); the per-turn token cap is
+    ``SamplingParams.max_new_tokens``."""
+
+    max_turns: int = 8
+    max_total_tokens: int = 4096
+    timeout_s: float = 300.0
+    context: ContextConfig = field(default_factory=ContextConfig)
+    env_workers: int = 4  # threads stepping/verifying envs (sandbox calls wait on I/O)
+    max_sandbox_episodes: int = 8  # live sandboxed episodes at once: at most half the pool
+
+
+class BrokenEnv:
+    """Stands in for an env whose construction failed, so the failure lands on the trajectory."""
+
+    def __init__(self, task: Task, exc: BaseException):
+        self.task, self._exc = task, exc
+
+    def reset(self) -> Observation:
+        raise self._exc
+
+    def step(self, action: Completion) -> Any:
+        raise self._exc
+
+    def verify(self, trajectory: Trajectory) -> Score:
+        return Score.failure(self._exc)
+
+
+class Episode:
+    """One env played to its end (see the module docstring)."""
+
+    def __init__(self, task: Task, env: TaskEnv, limits: EpisodeLimits):
+        self.task, self.env, self.limits = task, env, limits
+        self.t0 = time.perf_counter()
+        self.turns: list[Turn] = []
+        self.tokens = 0
+        self.stop: str | None = None
+        self.error: ErrorInfo | None = None
+        self.timings = {"generate_s": 0.0, "env_s": 0.0, "verify_s": 0.0}
+        self.obs: Observation | None = None
+        self.ctx: EpisodeContext | None = None
+        self.compacted = False
+        self.tools: tuple = ()  # the tool specs of reset(), offered on every turn
+        self.trajectory: Trajectory | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.stop is None
+
+    def fail(self, exc: BaseException, boundary: str) -> None:
+        self.stop, self.error = "error", classify(exc, boundary)
+
+    def reset(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self.obs = call_maybe_async(self.env.reset)
+            self.tools = tuple(self.obs.tools)
+            self.ctx = EpisodeContext(self.obs.messages, self.limits.context)
+        except Exception as exc:  # the env boundary: a broken env is this episode's error
+            self.fail(exc, "env")
+        finally:
+            self.timings["env_s"] += time.perf_counter() - t0
+
+    def prompt(self) -> list[dict[str, Any]]:
+        messages, self.compacted = self.ctx.view()
+        return messages
+
+    def tokens_left(self) -> int:
+        return self.limits.max_total_tokens - self.tokens
+
+    def step(self, c: Completion, text: str) -> None:
+        """Give one sampled action to the env; set ``stop`` when the episode ends.
+
+        ``text`` is :func:`action_text` of ``c``: what the env reads and the history keeps
+        (a stop string the backend cut is restored, so a closing tag is not lost)."""
+        t0 = time.perf_counter()
+        c = replace(c, text=text) if text != c.text else c
+        try:
+            res = call_maybe_async(self.env.step, c)
+        except Exception as exc:  # the env boundary (a sandbox error keeps its own kind)
+            self.turns.append(Turn(self.obs, c, 0.0, {"finish_reason": c.finish_reason}))
+            self.fail(exc, "env")
+            return
+        finally:
+            self.timings["env_s"] += time.perf_counter() - t0
+        info = {"format_ok": c.finish_reason == "stop" and bool(c.text.strip()), **dict(res.info),
+                "finish_reason": c.finish_reason, "context_compacted": self.compacted}
+        self.turns.append(Turn(self.obs, c, float(res.reward), info))
+        self.tokens += len(c.token_ids_T)
+        replies = tuple(res.observation.messages) if res.observation is not None else ()
+        self.ctx.add_turn(text, replies)
+        self.obs = Observation(messages=replies)
+        self.stop = self._stop_reason(res.done, info, c)
+
+    def _stop_reason(self, done: bool, info: dict, c: Completion) -> str | None:
+        lim = self.limits
+        if done:
+            if info.get("max_turns"):
+                return "max_turns"
+            return "max_tokens" if c.finish_reason == "length" else "done"
+        if len(self.turns) >= lim.max_turns:
+            return "max_turns"
+        if self.tokens >= lim.max_total_tokens:
+            return "max_tokens"
+        if time.perf_counter() - self.t0 > lim.timeout_s:
+            return "timeout"
+        return None
+
+    def finish(self) -> Trajectory:
+        """Verify on the live env (unless the episode failed), close it, and build the record."""
+        traj = Trajectory(task=self.task, turns=tuple(self.turns), stop_reason=self.stop or "error",
+                          error=self.error)
+        t0 = time.perf_counter()
+        score: Score | None = None
+        try:
+            if self.error is None:
+                score = call_maybe_async(self.env.verify, traj)
+                if not isinstance(score, Score):
+                    raise VerifierError(f"verify returned {type(score).__name__}, not Score")
+        except Exception as exc:  # the verifier boundary: env.verify must not raise
+            score = Score(0.0, reason="verifier crashed", error=classify(exc, "verifier"))
+        finally:
+            self.timings["verify_s"] = time.perf_counter() - t0
+            self._close()
+        self.timings["wall_s"] = time.perf_counter() - self.t0
+        self.trajectory = replace(traj, score=score, timings=dict(self.timings))
+        return self.trajectory
+
+    def _close(self) -> None:
+        close = getattr(self.env, "close", None)
+        if not callable(close):
+            return
+        try:
+            call_maybe_async(close)
+        except Exception:  # a sandbox that fails to close must not lose the episode
+            self.timings["close_failed"] = 1.0
+
+
+def action_text(backend: Any, c: Completion, stops: Sequence[str]) -> str:
+    """The text of the action's tokens, as the history must hold it for prompts to extend.
+
+    With a tokenizer: the decoded ids with special tokens kept (a sampled role token
+    re-tokenises to itself) and a final eos dropped (the chat template adds it back); this
+    also restores a stop string the backend cut from ``c.text``. Without one (the fake
+    backend's byte ids, a scripted policy): ``c.text`` plus the cut stop string when the
+    bytes decode.
+    """
+    ids = list(c.token_ids_T)
+    tok = getattr(backend, "tokenizer", None)
+    if tok is not None and ids:
+        try:
+            if ids[-1] == getattr(tok, "eos_token_id", None):
+                ids = ids[:-1]
+            return tok.decode(ids, skip_special_tokens=False)
+        except Exception:  # an exotic tokenizer: keep the backend's text
+            return c.text
+    if not stops or c.finish_reason != "stop" or not ids:
+        return c.text
+    try:
+        full = bytes(ids).decode("utf-8")
+    except (ValueError, TypeError):
+        return c.text
+    return full if full.startswith(c.text) else c.text
