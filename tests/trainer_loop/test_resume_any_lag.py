@@ -139,3 +139,41 @@ def test_killed_run_resumes_bit_identical(matrix, lag, kl, store):
         assert all(r["loss/kl"] > 0 for r in rl_rows[1:])
     if lag:  # the schedule really is off-policy: step s sampled with version max(0, s - lag)
         assert [r["async/lag_max"] for r in rl_rows] == [float(min(s, lag)) for s in range(STEPS)]
+
+
+def _cli(cfg: Path, out: Path):
+    env = {**__import__("os").environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.Popen([sys.executable, "-m", "posttrain", "train", str(cfg), "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                            start_new_session=True)  # its own group: workers die with it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("executor", ["thread", "process"])
+def test_cli_killed_from_outside_resumes_bit_identical(tmp_path, executor):
+    """The plain ``python -m posttrain train`` (no fork server), SIGKILLed from the parent —
+    with its producer processes — as soon as metrics.jsonl holds a seeded RL step."""
+    import os
+    import signal
+    import time
+
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(CFG.format(sft=SFT, steps=STEPS, lag=2, kl=0.1, store=f"memory, executor: {executor}"))
+    ref, killed = tmp_path / "ref", tmp_path / "killed"
+    k = random.Random(f"outside|{executor}").randint(2, STEPS - 1)
+    a, b = _cli(cfg, ref), _cli(cfg, killed)
+    deadline = time.time() + 300
+    while time.time() < deadline and b.poll() is None:
+        rows = (killed / "metrics.jsonl").read_text().splitlines() if (killed / "metrics.jsonl").exists() else []
+        if any(json.loads(r)["step"] >= SFT + k for r in rows if r.strip()):
+            break
+        time.sleep(0.01)
+    os.killpg(b.pid, signal.SIGKILL)
+    assert b.wait() == -9, "the run ended before it could be killed"
+    assert a.wait(timeout=300) == 0, a.stderr.read().decode()[-3000:]
+    c = _cli(cfg, killed)
+    assert c.wait(timeout=300) == 0, c.stderr.read().decode()[-3000:]
+    assert json.loads((killed / "summary.json").read_text()).get("resumed_from_step", 0) >= k - 1
+    wa, wb = _weights(ref), _weights(killed)
+    assert all(torch.equal(wa[n], wb[n]) for n in wa)
+    assert _rows(ref) == _rows(killed)
