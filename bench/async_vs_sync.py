@@ -60,6 +60,7 @@ from posttrain.trainer.heldout import heldout_accuracy  # noqa: E402
 from posttrain.trainer.loop import AsyncConfig, train_async  # noqa: E402
 from posttrain.trainer.optim import optimizer_from_config  # noqa: E402
 from posttrain.trainer.phases import load_policy, run_sft  # noqa: E402
+from posttrain.rollout import EpisodeLimits  # noqa: E402
 from posttrain.trainer.producers import RolloutSettings  # noqa: E402
 from posttrain.trainer.sft import pad_id_of  # noqa: E402
 from posttrain.trainer.tasks import TaskStream  # noqa: E402
@@ -113,8 +114,8 @@ def one_run(name: str, lag: int, warm, cfg: RunConfig, args, schedule: str = "de
     backend = HFBackend(copy.deepcopy(model).eval(), tok)
     stream = TaskStream(cfg.domains, seed=cfg.seed)
     opt, sched = optimizer_from_config(model, rl)
-    settings = RolloutSettings(make_env=LongTail(args.base_s), env_workers=args.env_workers,
-                               verify_workers=2)
+    settings = RolloutSettings(make_env=LongTail(args.base_s),
+                               limits=EpisodeLimits(env_workers=args.env_workers))
     rows: list[dict] = []
     t0 = time.perf_counter()
     train_async(model, opt, backend, stream, rl, pad_id=pad_id_of(tok), seed=cfg.seed, lr_scheduler=sched,

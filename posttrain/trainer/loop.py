@@ -365,9 +365,8 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
     ledger = OutcomeLedger(work_store) if ledger is None and work_store is not None else ledger
     if ledger is not None:
         ledger.truncate(state.step)
-    limits = limits or EpisodeLimits()
-    settings = settings or RolloutSettings(max_turns=limits.max_turns, partial_rollouts=cfg.partial_rollouts,
-                                           env_workers=limits.env_workers)
+    settings = settings or RolloutSettings(limits=limits or EpisodeLimits(),
+                                           partial_rollouts=cfg.partial_rollouts)
     pool = _resolve_pool(cfg, backend, model, state, rl, settings, pool, work_store)
     if ref_model is None and rl.kl_coef > 0:
         ref_model = frozen_reference(model)

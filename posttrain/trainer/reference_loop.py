@@ -6,8 +6,9 @@ staleness bound is 0.
 
 One step:
 1. draw ``prompts_per_step`` tasks from the :class:`~posttrain.trainer.tasks.TaskStream`;
-2. sample ``group_size`` completions per task with the inference backend (behaviour policy
-   = the current weights) and verify each with its domain's verifier (``run_any_groups``: single-turn tasks in one batched call, multi-turn ones through the agent loop);
+2. play ``group_size`` episodes per task with the inference backend (behaviour policy = the
+   current weights), each verified on its live env (the one episode engine,
+   :func:`posttrain.rollout.run_groups`);
 3. optionally drop groups whose rewards are all equal (DAPO's dynamic filter: they carry
    no group-relative signal);
 4. advantages per the algorithm's estimator; a padded :class:`PolicyBatch`;
@@ -38,7 +39,7 @@ import torch
 from posttrain.core.config import RLConfig
 from posttrain.core.types import TrajectoryGroup
 from posttrain.inference.base import InferenceBackend, SamplingParams
-from posttrain.rollout import EpisodeLimits, run_any_groups
+from posttrain.rollout import EpisodeLimits, run_groups
 from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
 from posttrain.trainer.batch import PolicyBatch, build_policy_batch, without_zero_advantage_rows
 from posttrain.trainer.shared_prefix import frozen_policy_logprobs, policy_logprobs
@@ -137,7 +138,7 @@ def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: I
     algo = get_algorithm(rl.algorithm)
     t0 = time.perf_counter()
     tasks = stream.next(rl.prompts_per_step)
-    groups = run_any_groups(backend, tasks, sampling_params(rl, seed * 1_000_003 + state.step),
+    groups = run_groups(backend, tasks, sampling_params(rl, seed * 1_000_003 + state.step),
                             limits=limits)
     t_sample = time.perf_counter() - t0
     metrics = rollout_metrics(groups)
