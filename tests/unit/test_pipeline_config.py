@@ -26,12 +26,19 @@ def test_run_pipeline_raises_before_any_file(tmp_path, bad):
 
 
 @pytest.mark.parametrize("lag", [0, 1], ids=["reference_loop", "async_loop"])
-def test_eval_every_steps_logs_heldout_during_rl(tmp_path, lag):
-    """``eval.every_steps: 1`` logs held-out accuracy before RL, after step 1 and at the end,
-    in the synchronous and the asynchronous loop alike."""
+def test_episode_budgets_reach_the_rl_loop(tmp_path, lag):
+    """``episode.max_total_tokens: 3`` caps every RL sample at 3 tokens although
+    ``rl.max_new_tokens`` is 8 (an untrained model almost never stops earlier), in the
+    synchronous and the asynchronous loop alike; ``eval.every_steps: 1`` logs held-out
+    accuracy before RL, after step 1 and at the end."""
     cfg = load_config(None, [*TINY, "episode.max_total_tokens=3", "eval.every_steps=1",
                              f"rl.max_policy_lag={lag}"])
     summary = run_pipeline(cfg, tmp_path / "run", show_progress=False)
+    lengths = [len(turn["action"]["token_ids_T"])
+               for ln in (tmp_path / "run" / "groups.jsonl").read_text().splitlines()
+               for traj in json.loads(ln)["trajectories"] for turn in traj["turns"]]
+    assert len(lengths) == 2 * 2 * 2  # steps x prompts x group
+    assert max(lengths) == 3, lengths
     rows = [json.loads(ln) for ln in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
     evals = [(r["step"], r["eval/heldout/math.add-v1"]) for r in rows if "eval/heldout/overall" in r]
     assert [s for s, _ in evals] == [0, 1, 2]
