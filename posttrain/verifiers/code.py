@@ -2,10 +2,12 @@
 
 What it is: :func:`verify_function` scores a Python program that must define a function.
 
-1. **Static gate** (:func:`static_check`, on the host, nothing executed): at most
-   ``MAX_CODE_CHARS`` characters, parses, defines the required function, imports only from
-   an allow-list, calls none of ``exit``/``quit``/``eval``/``exec``/``open``/``__import__``/
-   ``getattr``/``globals``..., touches no dunder name or attribute. Failing it scores 0.
+1. **Static gate** (:func:`~posttrain.verifiers.code_gate.static_check`, on the host,
+   nothing executed): at most ``MAX_CODE_CHARS`` characters, parses, defines the required
+   function, imports only from an allow-list, names no module through another module's
+   attributes (``statistics.random._os``), no computed-name or evaluating helper, no dunder,
+   frame or private attribute, none of ``eval``/``exec``/``open``/``getattr``/``vars``...
+   (see :mod:`posttrain.verifiers.code_gate`). Failing it scores 0.
 2. **Hidden tests** (:func:`run_hidden_tests`): a *fresh* sandbox (a clean pool lease) gets
    only the submitted files, a harness and the hidden test *inputs*; the harness imports the
    solution, calls the function on each input and appends one JSON line per test to a
@@ -30,7 +32,6 @@ Does not: run tests written in other languages, or measure complexity beyond a C
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import math
@@ -41,13 +42,13 @@ from typing import Any, Callable, ContextManager, Mapping, Sequence
 
 from posttrain.core.errors import SandboxError
 from posttrain.core.types import Score
+from posttrain.verifiers.code_gate import (  # noqa: F401 - the gate's names, re-exported
+    ALLOWED_IMPORTS,
+    BANNED_CALLS,
+    MAX_CODE_CHARS,
+    static_check,
+)
 
-MAX_CODE_CHARS = 20_000
-ALLOWED_IMPORTS = {"json", "math", "itertools", "functools", "collections", "heapq", "bisect", "re",
-                   "string", "typing", "dataclasses", "operator", "statistics", "fractions"}
-BANNED_CALLS = {"exit", "quit", "eval", "exec", "compile", "open", "__import__", "globals",
-                "locals", "vars", "getattr", "setattr", "delattr", "breakpoint", "input",
-                "memoryview", "help"}
 _FENCE = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.S)
 _ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S)
 HARNESS, CASES, RESULTS = "_harness.py", "_cases.json", "_results.jsonl"
@@ -82,36 +83,6 @@ def extract_code(text: str) -> str:
     if len(fences) > 1:
         return ""
     return (fences[0] if fences else code).strip("\n")
-
-
-def static_check(code: str, fn_name: str) -> str | None:
-    """Why ``code`` fails the static gate, or None when it passes."""
-    if len(code) > MAX_CODE_CHARS:
-        return f"program of {len(code)} characters (at most {MAX_CODE_CHARS})"
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        return f"does not parse: {type(exc).__name__}"
-    if not any(isinstance(n, ast.FunctionDef) and n.name == fn_name for n in tree.body):
-        return f"no top-level function {fn_name!r}"
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            bad = [m for m in mods if m.split(".")[0] not in ALLOWED_IMPORTS or node_level(node)]
-            if bad:
-                return f"import of {bad[0]!r} is not allowed"
-        elif isinstance(node, ast.Name) and (node.id in BANNED_CALLS or node.id.startswith("__")):
-            if node.id != "__name__":
-                return f"use of {node.id!r} is not allowed"
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("__"):
-            return f"dunder attribute {node.attr!r} is not allowed"
-        elif isinstance(node, ast.Global):
-            return "global statements are not allowed"
-    return None
-
-
-def node_level(node: ast.AST) -> int:
-    return int(getattr(node, "level", 0) or 0)
 
 
 @dataclass(frozen=True)

