@@ -10,7 +10,8 @@ import pytest
 
 pytest.importorskip("reasoning_gym")
 
-from posttrain.domains import DOMAINS, FAMILIES, check_domain, load_builtin_domains, sample_task  # noqa: E402
+from posttrain.domains import DOMAINS, FAMILIES, load_builtin_domains, sample_task  # noqa: E402
+from posttrain.rollout.conformance import check_domain
 from posttrain.domains.adapters import resolve_alias  # noqa: E402
 from posttrain.domains.adapters._rg_manifest import DATASETS, DROPPED, RG_VERSION  # noqa: E402
 from posttrain.domains.adapters._rg_scoring import hardened_score, sub_answers  # noqa: E402
