@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import atexit
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, ContextManager, Mapping, Sequence
+from typing import Any, Callable, ContextManager, Iterator, Mapping, Sequence
 
 from posttrain.core.errors import EnvError, VerifierError
 from posttrain.core.types import Completion, Observation, Score, StepResult, Task, Trajectory
@@ -204,8 +205,10 @@ _POOL_LOCK = threading.Lock()
 def shared_pool() -> Any:
     """This process's sandbox pool for episodes and verification (closed at exit).
 
-    Sandboxes are created on demand and recycled (reset to their clean snapshot) on release,
-    so a lease is a few milliseconds once warm. Commands get a 10 s wall/CPU budget.
+    The pool a run installed with :func:`use_pool` when there is one; otherwise a default one
+    made on first use. Sandboxes are created on demand and recycled (reset to their clean
+    snapshot) on release, so a lease is a few milliseconds once warm. Commands of the default
+    pool get a 10 s wall/CPU budget.
     """
     global _POOL
     with _POOL_LOCK:
@@ -216,6 +219,24 @@ def shared_pool() -> Any:
                                 timeouts=Timeouts(wall_s=10.0, cpu_s=10.0, create_s=60.0))
             atexit.register(_POOL.close)
         return _POOL
+
+
+@contextmanager
+def use_pool(pool: Any) -> Iterator[Any]:
+    """Make ``pool`` the one every domain's episodes and verifiers lease from, for a run.
+
+    The caller owns the pool (its size, backend and limits) and closes it; the previous pool
+    is restored afterwards. Engines admit at most ``EpisodeLimits.max_sandbox_episodes``
+    sandboxed episodes at once: give the pool at least twice that many sandboxes.
+    """
+    global _POOL
+    with _POOL_LOCK:
+        before, _POOL = _POOL, pool
+    try:
+        yield pool
+    finally:
+        with _POOL_LOCK:
+            _POOL = before
 
 
 def pool_lease(limits: Mapping[str, Any] | None = None) -> SandboxFactory:

@@ -26,6 +26,9 @@ class SamplingParams:
     seed: int | None = None
     greedy: bool = False
     tools: tuple[Mapping[str, Any], ...] = field(default=())
+    # One tool list per prompt (overrides ``tools``), for backends that declare
+    # ``per_prompt_tools = True``: episodes of different domains share one call.
+    prompt_tools: tuple[tuple[Mapping[str, Any], ...], ...] | None = None
 
 
 @runtime_checkable

@@ -7,7 +7,8 @@ new token for the whole batch), not ``model.generate``.
 
 How a call runs:
 1. every prompt (a chat message list) is rendered with the tokenizer's chat template
-   (``params.tools`` passed as ``tools=``) and tokenized; identical prompts are merged;
+   (``params.tools``, or the prompt's own list in ``params.prompt_tools``, passed as
+   ``tools=``) and tokenized; identical prompts are merged;
 2. **prefix cache**: the longest common token prefix of the distinct prompts (e.g. a shared
    system prompt or tool list), when at least ``min_prefix_tokens`` long, is run once and
    its KV cache kept in a small LRU keyed by ``(policy_version, weight fingerprint, prefix
@@ -81,6 +82,8 @@ class _Rows:
 class HFBackend:
     """Batched sampling over a transformers causal LM (see the module docstring)."""
 
+    per_prompt_tools = True  # renders each prompt with its own tool list (``prompt_tools``)
+
     def __init__(self, model: Any, tokenizer: Any, *, device: str = "cpu", policy_version: int = 0,
                  min_prefix_tokens: int = 16, prefix_cache_size: int = 4, fast: bool = True):
         self.device = torch.device(device)
@@ -135,7 +138,10 @@ class HFBackend:
         _check_params(params)
         if not prompts:
             return []
-        ids_P = [tuple(self.render(p, params.tools)) for p in prompts]
+        tools_P = params.prompt_tools if params.prompt_tools is not None else [params.tools] * len(prompts)
+        if len(tools_P) != len(prompts):
+            raise InferenceError(f"{len(tools_P)} tool lists for {len(prompts)} prompts")
+        ids_P = [tuple(self.render(p, t)) for p, t in zip(prompts, tools_P)]
         was_training = self.model.training
         if was_training:  # a module shared with the trainer; eval() walks every submodule
             self.model.eval()

@@ -10,8 +10,9 @@ One call plays ``params.n`` episodes of each task, all together, in rounds:
 1. **admit and reset** episodes: all of them at once, except that at most
    ``limits.max_sandbox_episodes`` sandboxed episodes are live (see :class:`_Admission`);
    resets run on the env pool (a sandbox env may do I/O);
-2. **generate**: one backend call per (tool list, samples per prompt, turn index) for every
-   live episode. On its first turn each task's episodes share one prompt with ``n`` samples
+2. **generate**: one backend call per (samples per prompt, turn index) for every live
+   episode — and per tool list, unless the backend renders each prompt with its own tools
+   (``per_prompt_tools``, the HF backend does; ``SamplingParams.prompt_tools``). On its first turn each task's episodes share one prompt with ``n`` samples
    (the backend shares the prefill); later turns send one prompt per episode. The seed of an
    episode's turn ``t`` is ``params.seed + 7919 * t``. So a batch of single-turn tasks is
    exactly one ``generate(prompts, params)`` call;
@@ -95,22 +96,31 @@ def _prompt_groups(live: list[Episode]) -> list[list[Episode]]:
     return out
 
 
-def _calls(live: list[Episode]) -> list[list[list[Episode]]]:
-    """Prompt groups split into backend calls: one per (tool list, samples, episode turn)."""
+def _calls(live: list[Episode], per_prompt_tools: bool) -> list[list[list[Episode]]]:
+    """Prompt groups split into backend calls: one per (samples, episode turn), and per tool
+    list unless the backend renders each prompt with its own (``per_prompt_tools``)."""
     calls: dict[tuple[str, int, int], list[list[Episode]]] = {}
     for group in _prompt_groups(live):
-        key = (json.dumps(group[0].tools, sort_keys=True, default=str), len(group),
-               len(group[0].turns))
+        tools = "" if per_prompt_tools else _tools_key(group[0].tools)
+        key = (tools, len(group), len(group[0].turns))
         calls.setdefault(key, []).append(group)
     return list(calls.values())
 
 
-def _call_params(params: SamplingParams, groups: list[list[Episode]]) -> SamplingParams:
+def _call_params(params: SamplingParams, groups: list[list[Episode]],
+                 per_prompt_tools: bool) -> SamplingParams:
     left = max(ep.tokens_left() for g in groups for ep in g)
     turn = len(groups[0][0].turns)
     seed = None if params.seed is None else params.seed + TURN_SEED_STRIDE * turn
+    tools = tuple(g[0].tools for g in groups)
+    mixed = per_prompt_tools and len(set(map(_tools_key, tools))) > 1
     return replace(params, n=len(groups[0]), tools=groups[0][0].tools, seed=seed,
+                   prompt_tools=tools if mixed else None,
                    max_new_tokens=max(1, min(params.max_new_tokens, left)))
+
+
+def _tools_key(tools: Any) -> str:
+    return json.dumps(tools, sort_keys=True, default=str)
 
 
 def _checked(got: Any, prompts: int, n: int) -> list[list[Completion]]:
@@ -142,8 +152,9 @@ def _turn(backend: InferenceBackend, live: list[Episode], params: SamplingParams
           times: EngineTimes) -> list[tuple[Episode, Completion]]:
     """Sample one action for every live episode; failures end their episodes."""
     actions: list[tuple[Episode, Completion]] = []
-    for groups in _calls(live):
-        p = _call_params(params, groups)
+    mixed = bool(getattr(backend, "per_prompt_tools", False))
+    for groups in _calls(live, mixed):
+        p = _call_params(params, groups, mixed)
         t0 = time.perf_counter()
         outs = _generate(backend, groups, p)
         dt = time.perf_counter() - t0

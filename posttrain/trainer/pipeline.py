@@ -182,7 +182,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
                 run_sft(model, tokenizer, cfg, on_step=lambda s, m: writer.log(s, m),
                         progress=bar.advance("sft"))
         backend = HFBackend(copy.deepcopy(model).eval(), tokenizer)
-        stream = make_stream(cfg.domains, cfg.seed, cfg.curriculum)
+        stream = make_stream(cfg.domains, cfg.seed, cfg.curriculum, cfg.rl.prompts_per_step)
         optimizer, schedule = optimizer_from_config(model, cfg.rl)
         state = RLState()
         if resume_from is not None:

@@ -68,13 +68,14 @@ class CurriculumStream:
     The cell of position ``i`` is drawn from :class:`posttrain.scheduler.Curriculum` the first
     time ``i`` is asked for (positions are drawn in order, so the asynchronous loop's
     look-ahead sees the same cells as a sequential run) and kept until consumed; the task seed
-    is ``i``. ``update(groups)`` feeds each verified group's rewards back. ``state_dict``
+    is ``i``. The curriculum's stage weights follow the training step that position ``i``
+    belongs to, ``i // prompts_per_step``. ``update(groups)`` feeds each verified group's rewards back. ``state_dict``
     holds the position, the drawn-but-unconsumed cells and the curriculum's whole state
     (statistics, frontiers, RNG), so a resumed run draws what the original would have.
     """
 
     def __init__(self, specs: Sequence[DomainSpec], seed: int = 0,
-                 config: dict[str, Any] | None = None):
+                 config: dict[str, Any] | None = None, prompts_per_step: int = 1):
         from posttrain.scheduler.curriculum import Curriculum, CurriculumDomain
 
         self._domains = {s.id: get_domain(s.id) for s in specs}
@@ -83,6 +84,7 @@ class CurriculumStream:
                  for spec, dom in zip(specs, self._domains.values())]
         self.curriculum = Curriculum(cells, {"seed": seed, **(config or {})})
         self.seed = seed
+        self.prompts_per_step = max(1, int(prompts_per_step))
         self.position = 0
         self._next_draw = 0
         self._cells: dict[int, tuple[str, int]] = {}
@@ -91,6 +93,9 @@ class CurriculumStream:
         for k in [k for k in self._cells if k < self.position]:  # consumed (the async loop
             del self._cells[k]                                   # advances position directly)
         while self._next_draw <= i:
+            # the stage weights of the step this position trains at (fixed by the position,
+            # so the async loop's look-ahead draws what a sequential run draws)
+            self.curriculum.set_step(self._next_draw // self.prompts_per_step)
             self._cells[self._next_draw] = self.curriculum.next_cells(1)[0]
             self._next_draw += 1
         domain_id, difficulty = self._cells[i]
@@ -122,8 +127,9 @@ class CurriculumStream:
         self.curriculum.load_state_dict(state["curriculum"])
 
 
-def make_stream(specs: Sequence[DomainSpec], seed: int, curriculum: Any = None):
+def make_stream(specs: Sequence[DomainSpec], seed: int, curriculum: Any = None,
+                prompts_per_step: int = 1):
     """A CurriculumStream when ``curriculum.enabled``, else the weighted TaskStream."""
     if curriculum is not None and curriculum.enabled:
-        return CurriculumStream(specs, seed, dict(curriculum.config))
+        return CurriculumStream(specs, seed, dict(curriculum.config), prompts_per_step)
     return TaskStream(specs, seed)

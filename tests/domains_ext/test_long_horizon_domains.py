@@ -8,7 +8,7 @@ from posttrain.rollout.conformance import check_domain
 from posttrain.rollout import replay_score as run_episode
 from posttrain.inference.base import SamplingParams
 from posttrain.inference.fake import FakeBackend
-from posttrain.rollout import run_episode as loop_episode
+from posttrain.rollout import play_episode as loop_episode
 
 load_builtin_domains()
 LONG = [d for d in DOMAINS.ids() if d.startswith("long_horizon.")]

@@ -59,3 +59,16 @@ def test_bad_curriculum_config_fails_before_work(tmp_path):
     with pytest.raises(ConfigError):
         run_pipeline(cfg, tmp_path / "run", show_progress=False)
     assert not (tmp_path / "run").exists()
+
+
+def test_stage_weights_advance_with_the_training_step():
+    """A long-horizon domain ramps in as configured: step 0 weight 0, from step 10 weight 1."""
+    specs = [DomainSpec(id="math.add-v1"), DomainSpec(id="long_horizon.data_pipeline-v1")]
+    stages = {"domain": {"weight": [[0, 1.0]]}, "long_horizon": {"weight": [[0, 0.0], [10, 1.0]]}}
+    s = CurriculumStream(specs, seed=0, config={"stages": stages}, prompts_per_step=4)
+    early = [s.task_at(i).domain for i in range(0, 40)]       # steps 0-9
+    late = [s.task_at(i).domain for i in range(40, 200)]      # steps 10-49
+    assert s.curriculum.step == 49
+    assert "long_horizon.data_pipeline-v1" not in early[:4]  # weight 0 at step 0
+    assert early.count("long_horizon.data_pipeline-v1") < late.count("long_horizon.data_pipeline-v1") / 4
+    assert late.count("long_horizon.data_pipeline-v1") > 40  # about half once the ramp is done

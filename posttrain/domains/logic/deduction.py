@@ -35,7 +35,13 @@ def _family(rng: random.Random, difficulty: int) -> tuple[dict[str, str], dict[s
     parents: dict[str, list[str]] = {}
 
     def person(g: str) -> str:
-        name = (males if g == "m" else females).pop()
+        left = males if g == "m" else females
+        if left:
+            name = left.pop()
+        else:  # a large family used every name: the next ones get a suffix (unique, stable)
+            base = MALE if g == "m" else FEMALE
+            k = len(gender)
+            name = f"{base[k % len(base)]} {k // len(base) + 2}"
         gender[name] = g
         return name
 

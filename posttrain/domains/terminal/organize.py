@@ -36,7 +36,7 @@ class Organize:
     env_kind = "sandbox"
 
     def generate(self, rng: random.Random, difficulty: int) -> Task:
-        n = rng.randint(4, 6 + 2 * difficulty)
+        n = min(rng.randint(4, 6 + 2 * difficulty), len(STEMS) - 2)  # d3 also needs 2 tmp stems
         files, preds, moves = {}, [], []
         stems = rng.sample(STEMS, n)
         for stem in stems:
