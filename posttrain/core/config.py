@@ -142,6 +142,9 @@ class EpisodeConfig(_Strict):
     summary: bool = True
     working_memory: bool = True
     env_workers: int = Field(4, ge=1)
+    max_sandbox_episodes: int = Field(8, ge=1, description="sandboxed episodes live at once (<= half the pool)")
+    infra_retries: int = Field(2, ge=0, description="replays of a group hit by an infrastructure failure")
+    retry_backoff_s: float = Field(0.5, ge=0, description="base of the exponential backoff between replays")
 
 
 class CurriculumSection(_Strict):

@@ -52,6 +52,8 @@ class EpisodeLimits:
     context: ContextConfig = field(default_factory=ContextConfig)
     env_workers: int = 4  # threads stepping/verifying envs (sandbox calls wait on I/O)
     max_sandbox_episodes: int = 8  # live sandboxed episodes at once: at most half the pool
+    infra_retries: int = 2  # replays of a group whose episode hit an infrastructure failure
+    retry_backoff_s: float = 0.5  # base of the exponential backoff between those replays
 
 
 class BrokenEnv:

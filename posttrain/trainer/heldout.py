@@ -14,7 +14,8 @@ from typing import Any, Sequence
 
 from posttrain.core.config import DomainSpec
 from posttrain.inference.base import InferenceBackend, SamplingParams
-from posttrain.rollout import EpisodeLimits, run_groups
+from posttrain.rollout import EpisodeLimits
+from posttrain.scheduler.rollouts import play_scheduled
 from posttrain.trainer.tasks import heldout_tasks
 
 
@@ -30,7 +31,8 @@ def heldout_accuracy(backend: InferenceBackend, specs: Sequence[DomainSpec], n_p
         tasks = heldout_tasks(spec, n_per_domain, seed_offset)
         rewards: list[float] = []
         for i in range(0, len(tasks), batch_size):
-            for g in run_groups(backend, tasks[i:i + batch_size], params, limits=limits):
+            groups, _, _ = play_scheduled(backend, tasks[i:i + batch_size], params, limits=limits)
+            for g in groups:
                 t = g.trajectories[0]
                 errors += int(not t.usable)
                 if t.usable:

@@ -390,6 +390,7 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
             t2 = time.perf_counter()
             pool.sync.publish(state.policy_version, model.state_dict())
             metrics.update({f"time/{k}": v for k, v in result.times.items()})
+            metrics.update(result.stats)
             metrics.update(pool.metrics())
             metrics.update({"time/update_s": t_update, "time/wait_s": wait_s,
                             "time/sync_s": time.perf_counter() - t2,

@@ -43,7 +43,8 @@ from typing import Any, Callable, Mapping, Protocol
 from posttrain.core.registry import Registry
 from posttrain.core.types import Task, TrajectoryGroup
 from posttrain.inference.base import SamplingParams
-from posttrain.rollout import EpisodeLimits, play_groups
+from posttrain.rollout import EpisodeLimits
+from posttrain.scheduler.rollouts import play_scheduled
 from posttrain.trainer.weight_sync import InProcessWeightSync, SharedMemoryWeightSync, WeightSync
 
 
@@ -65,6 +66,7 @@ class JobResult:
     worker: str = ""
     error: str | None = None
     attempts: int = 1
+    stats: Mapping[str, float] = field(default_factory=dict)  # rollout counters (retries)
 
 
 @dataclass(frozen=True)
@@ -118,10 +120,11 @@ def produce(job: Job, backend: Any, sync: WeightSync, settings: RolloutSettings,
     weights_wait = time.perf_counter() - t0
     # newer weights between turns is free-running only: the loop refuses it with exact jobs
     between = (lambda: sync.pull(backend)) if settings.partial_rollouts and not job.exact else None
-    groups, times = play_groups(backend, job.tasks, job.params, limits=settings.limits,
-                                make_env=settings.make_env, env_pool=env_pool, between_turns=between)
+    groups, times, stats = play_scheduled(backend, job.tasks, job.params, limits=settings.limits,
+                                          make_env=settings.make_env, env_pool=env_pool,
+                                          between_turns=between)
     return JobResult(job.index, tuple(groups), {**times.as_dict(), "weights_wait_s": weights_wait},
-                     worker, attempts=job.attempt)
+                     worker, attempts=job.attempt, stats=stats)
 
 
 def next_result(results: "queue.Queue[JobResult]", timeout: float | None) -> JobResult | None:

@@ -7,8 +7,8 @@ staleness bound is 0.
 One step:
 1. draw ``prompts_per_step`` tasks from the :class:`~posttrain.trainer.tasks.TaskStream`;
 2. play ``group_size`` episodes per task with the inference backend (behaviour policy = the
-   current weights), each verified on its live env (the one episode engine,
-   :func:`posttrain.rollout.run_groups`);
+   current weights), each verified on its live env (the one episode engine, with groups
+   hit by an infrastructure failure played again: :func:`posttrain.scheduler.rollouts.play_scheduled`);
 3. optionally drop groups whose rewards are all equal (DAPO's dynamic filter: they carry
    no group-relative signal);
 4. advantages per the algorithm's estimator; a padded :class:`PolicyBatch`;
@@ -39,7 +39,8 @@ import torch
 from posttrain.core.config import RLConfig
 from posttrain.core.types import TrajectoryGroup
 from posttrain.inference.base import InferenceBackend, SamplingParams
-from posttrain.rollout import EpisodeLimits, run_groups
+from posttrain.rollout import EpisodeLimits
+from posttrain.scheduler.rollouts import play_scheduled
 from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
 from posttrain.trainer.batch import PolicyBatch, build_policy_batch, without_zero_advantage_rows
 from posttrain.trainer.shared_prefix import frozen_policy_logprobs, policy_logprobs
@@ -138,10 +139,11 @@ def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: I
     algo = get_algorithm(rl.algorithm)
     t0 = time.perf_counter()
     tasks = stream.next(rl.prompts_per_step)
-    groups = run_groups(backend, tasks, sampling_params(rl, seed * 1_000_003 + state.step),
-                            limits=limits)
+    groups, _, retries = play_scheduled(backend, tasks,
+                                        sampling_params(rl, seed * 1_000_003 + state.step),
+                                        limits=limits)
     t_sample = time.perf_counter() - t0
-    metrics = rollout_metrics(groups)
+    metrics = {**rollout_metrics(groups), **retries}
     if on_groups is not None:
         on_groups(groups)
     kept = groups

@@ -73,13 +73,13 @@ def job_payload(job: Job) -> dict[str, Any]:
 
 def result_body(res: JobResult) -> dict[str, Any]:
     return {"groups": [to_dict(g) for g in res.groups], "times": dict(res.times),
-            "worker": res.worker, "attempts": res.attempts}
+            "worker": res.worker, "attempts": res.attempts, "stats": dict(res.stats)}
 
 
 def result_from_body(index: int, body: dict[str, Any]) -> JobResult:
     groups = tuple(from_dict(TrajectoryGroup, g) for g in body["groups"])
     return JobResult(index, groups, body.get("times", {}), body.get("worker", ""),
-                     attempts=body.get("attempts", 1))
+                     attempts=body.get("attempts", 1), stats=body.get("stats", {}))
 
 
 def ack_trained(store: WorkStore, before_job: int) -> int:

@@ -51,7 +51,10 @@ def episode_limits(episode: EpisodeConfig) -> EpisodeLimits:
                         old_tool_output_chars=episode.old_tool_output_chars,
                         summary=episode.summary, working_memory=episode.working_memory)
     return EpisodeLimits(max_turns=episode.max_turns, max_total_tokens=episode.max_total_tokens,
-                         timeout_s=episode.timeout_s, context=ctx, env_workers=episode.env_workers)
+                         timeout_s=episode.timeout_s, context=ctx, env_workers=episode.env_workers,
+                         max_sandbox_episodes=episode.max_sandbox_episodes,
+                         infra_retries=episode.infra_retries,
+                         retry_backoff_s=episode.retry_backoff_s)
 
 
 # registry-valued fields ------------------------------------------------------------------
