@@ -20,7 +20,7 @@ from posttrain.core.config import load_config
 
 def main(config: Path, out: Path, die_at: int) -> None:
     cfg = load_config(config)
-    real_writer, real_rollout = pipeline.MetricsWriter, producers.play_groups
+    real_writer, real_rollout = pipeline.MetricsWriter, producers.play_scheduled
 
     class DyingWriter(real_writer):
         def log(self, step, metrics):
@@ -34,7 +34,7 @@ def main(config: Path, out: Path, die_at: int) -> None:
         return real_rollout(backend, tasks, params, **kwargs)
 
     pipeline.MetricsWriter = DyingWriter
-    producers.play_groups = slow_rollout
+    producers.play_scheduled = slow_rollout
     pipeline.run_pipeline(cfg, out, show_progress=False)
 
 
