@@ -17,9 +17,9 @@ service's threads, GRPO updates, weight sync.
 
 What is compared. "sync" is ``train_async`` with ``max_policy_lag: 0`` — the synchronous
 schedule (sample, run envs, verify, then update, one after the other), which reproduces the
-reference loop exactly (tested) while using the same env worker pool as the async runs, so
-the comparison measures asynchrony alone, not env parallelism (the reference loop's
-``run_groups`` steps envs one by one and would look far slower). "lagL" runs L producers
+reference loop exactly (tested; both play episodes through the one engine) while sharing the
+async runs' producer and env worker pool, so the comparison measures asynchrony alone, not
+env parallelism. "lagL" runs L producers
 with at most L versions of staleness. All runs train the same number of steps (hence the
 same number of samples) from the same SFT-ed weights; configurations are interleaved
 (sync, lag1, lag2, lag4, then again) so machine drift hits all of them.
