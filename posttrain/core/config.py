@@ -147,6 +147,18 @@ class EpisodeConfig(_Strict):
     retry_backoff_s: float = Field(0.5, ge=0, description="base of the exponential backoff between replays")
 
 
+class SandboxSection(_Strict):
+    """The run's own sandbox pool: every episode and verifier of the run leases from it, and
+    the run closes it when it ends (``posttrain/envs/tool_env.use_pool``). Process and Ray
+    producers use their own process's default pool."""
+
+    backend: Literal["auto", "isolated", "process"] = Field(
+        "auto", description="auto: isolated (bubblewrap) when available, else process")
+    pool_size: int = Field(16, ge=2, description="sandboxes at most; >= 2 x episode.max_sandbox_episodes")
+    wall_s: float = Field(10.0, gt=0, description="per command, wall clock")
+    cpu_s: float = Field(10.0, gt=0, description="per command, CPU seconds")
+
+
 class CurriculumSection(_Strict):
     """Let the curriculum (``posttrain.scheduler.Curriculum``) choose each task's cell.
 
@@ -180,6 +192,7 @@ class RunConfig(_Strict):
     async_rl: AsyncConfig = AsyncConfig()
     episode: EpisodeConfig = EpisodeConfig()
     curriculum: CurriculumSection = CurriculumSection()
+    sandbox: SandboxSection = SandboxSection()
 
     @model_validator(mode="after")
     def _domains_nonempty(self) -> "RunConfig":

@@ -127,6 +127,23 @@ def _group_keeper(stream: Any, groups_file: Any, first_step: int):
     return keep_groups
 
 
+@contextmanager
+def _run_pool(cfg: RunConfig) -> Iterator[Any]:
+    """The run's own sandbox pool (``sandbox:`` section), installed for its episodes and closed
+    at the end, so no sandbox of the run outlives it."""
+    from posttrain.envs.tool_env import use_pool
+    from posttrain.sandbox import SandboxPool, Timeouts
+
+    sb = cfg.sandbox
+    pool = SandboxPool(backend=sb.backend, max_total=sb.pool_size, warm=0,
+                       timeouts=Timeouts(wall_s=sb.wall_s, cpu_s=sb.cpu_s, create_s=60.0))
+    try:
+        with use_pool(pool):
+            yield pool
+    finally:
+        pool.close()
+
+
 def _write_summary(out: Path, summary: dict[str, Any]) -> None:
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
 
@@ -173,7 +190,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
     if found:
         _truncate_metrics(out / "metrics.jsonl", cfg.sft.steps + found[-1][0])
         _truncate_groups(out / "groups.jsonl", found[-1][0])
-    with MetricsWriter(out) as writer, RunProgress(cfg, enabled=show_progress) as bar:
+    with _run_pool(cfg), MetricsWriter(out) as writer, RunProgress(cfg, enabled=show_progress) as bar:
         with _timed(wall, "model"):
             model, tokenizer = load_policy(cfg)
         pad_id = pad_id_of(tokenizer)

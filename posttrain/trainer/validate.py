@@ -229,7 +229,17 @@ def _rl(cfg: RunConfig) -> list[str]:
     return problems
 
 
-CHECKS: tuple[Check, ...] = (_algorithm, _domains, _inference, _curriculum, _async, _model, _rl)
+def _sandbox(cfg: RunConfig) -> list[str]:
+    need = 2 * cfg.episode.max_sandbox_episodes
+    if cfg.sandbox.pool_size < need:
+        return [f"sandbox.pool_size: got {cfg.sandbox.pool_size} with episode.max_sandbox_episodes "
+                f"{cfg.episode.max_sandbox_episodes}; allowed: >= {need} (a live episode holds "
+                f"one sandbox and its verifier may lease one more)"]
+    return []
+
+
+CHECKS: tuple[Check, ...] = (_algorithm, _domains, _inference, _curriculum, _async, _model, _rl,
+                             _sandbox)
 
 
 def check_run_config(cfg: RunConfig, *, registering: tuple[str, ...] = ()) -> RunConfig:
