@@ -116,7 +116,11 @@ def launch(template: Template, limits: Limits, support: cgroups.CgroupSupport,
                                f"{stderr_tail(errlog)}") from exc
         if cgroup is not None:
             cgroup.add(init_pid, skip=joined)  # before it runs anything: all code is accounted
-        os.write(block_w, b"1")
+        try:
+            os.write(block_w, b"1")
+        except BrokenPipeError as exc:  # it reported its child, then died before the go-ahead
+            raise SandboxError(f"bubblewrap exited before its sandbox started; it said: "
+                               f"{stderr_tail(errlog)}") from exc
         return Launched(proc, host_sock, init_pid, cgroup, bpf_fd is not None, errlog)
     except BaseException:
         os.close(errlog)
