@@ -78,6 +78,10 @@ class RLConfig(_Strict):
     grad_clip: float = Field(1.0, gt=0)
     ppo_epochs: int = Field(1, ge=1)
     tis_cap: float | None = Field(2.0, gt=0, description="truncation of importance weights; None: off")
+    correction: str = Field("tis", description="behaviour correction, an id of posttrain.trainer."
+                            "corrections.CORRECTIONS: none, tis, seq_mis, icepop")
+    correction_low: float = Field(0.5, gt=0, description="seq_mis/icepop: lowest ratio kept")
+    correction_high: float = Field(2.0, gt=0, description="seq_mis/icepop: highest ratio kept")
     weight_decay: float = Field(0.0, ge=0)
     checkpoint_every: int = Field(0, ge=0, description="0: only at the end of RL")
     warmup_steps: int = Field(0, ge=0)

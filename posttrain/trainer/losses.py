@@ -9,12 +9,19 @@ Three log-probabilities of each action token meet here (all aligned as in ``batc
   logprobs, possibly ``max_policy_lag`` versions old).
 
 The trust-region ratio is ``rho = exp(logp_new - logp_old)``. The off-policy correction is a
-truncated importance weight ``w = min(exp(logp_old - logp_beh), tis_cap)``, detached: it is
-only not 1 when ``old_logprobs`` are given, i.e. it corrects the gap between the weights that
-sampled a token and the weights at the start of this step, while ``rho`` keeps the update
-close to the latter (the decoupled objective of AReaL; Yao et al.'s TIS). Without
-``old_logprobs`` the ratio itself is taken against the behaviour policy, and clipping is
-the only guard against a stale sample.
+detached per-token weight ``w`` from ``logp_old - logp_beh``, chosen by ``correction``
+(:mod:`.corrections`: ``none``, ``tis``, ``seq_mis``, ``icepop``). The default ``tis`` is a
+truncated importance weight ``w = min(exp(logp_old - logp_beh), tis_cap)``: it is only not 1
+when ``old_logprobs`` are given, i.e. it corrects the gap between the weights that sampled a
+token and the weights at the start of this step, while ``rho`` keeps the update close to the
+latter (the decoupled objective of AReaL; Yao et al.'s TIS). Without ``old_logprobs`` the
+ratio itself is taken against the behaviour policy, and clipping is the only guard against a
+stale sample — except for the decoupled corrections, whose ``logp_old`` is then the detached
+``logp_new`` (the same weights: this is exact on a single-epoch step).
+
+Besides the PPO-style losses: ``gspo`` (a sequence-level ratio, clipped per sequence) and
+``cispo`` (REINFORCE weighted by the clipped, stop-gradient ratio). Every loss also returns
+the behaviour–trainer mismatch metrics ``mismatch/*`` of :func:`.corrections.mismatch_metrics`.
 
 Every function returns a scalar loss to minimise and a dict of float metrics (keys defined in
 docs/algorithms.md). Nothing here steps an optimizer or touches a model. Per-token
@@ -23,7 +30,7 @@ advantages (``[B, L]``) are accepted wherever per-row ones (``[B]``) are.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Any, Callable
 
 import torch
@@ -32,6 +39,7 @@ from posttrain.core.errors import ConfigError
 from posttrain.core.registry import Registry
 
 from .batch import PolicyBatch
+from .corrections import get_correction, log_ratio, mismatch_metrics, sequence_log_ratio
 
 LossFn = Callable[..., tuple[torch.Tensor, dict[str, float]]]
 LOSSES: Registry[LossFn] = Registry("loss", versioned=False)
@@ -44,9 +52,11 @@ _MAX_LOG_RATIO = 20.0
 class LossConfig:
     """Knobs of the losses. Build it from an ``RLConfig`` with :meth:`from_rl`.
 
-    ``tis_cap``: truncation of importance weights (None disables the behaviour correction and
+    ``tis_cap``: truncation of importance weights (None disables the ``tis`` correction and
     the REINFORCE ratio truncation). ``norm_length``: Dr. GRPO's constant divisor (tokens per
-    sample); ``from_rl`` takes ``max_new_tokens``.
+    sample); ``from_rl`` takes ``max_new_tokens``. ``correction``: an id of
+    :data:`.corrections.CORRECTIONS`; ``correction_low``/``correction_high``: the band of
+    ratios ``seq_mis`` and ``icepop`` keep (and ``mismatch/out_of_band_frac`` counts against).
     """
 
     clip_low: float = 0.2
@@ -54,6 +64,9 @@ class LossConfig:
     kl_coef: float = 0.0
     tis_cap: float | None = 2.0
     norm_length: int = 16
+    correction: str = "tis"
+    correction_low: float = 0.5
+    correction_high: float = 2.0
 
     @classmethod
     def from_rl(cls, rl: Any, **overrides: Any) -> "LossConfig":
@@ -76,6 +89,8 @@ class _Terms:
     ratio: torch.Tensor  # [B, L], gradient flows
     is_weight: torch.Tensor  # [B, L], detached
     kl: torch.Tensor | None  # [B, L] k3 to the reference, gradient flows
+    log_ratio: torch.Tensor  # [B, L] log rho, gradient flows
+    mismatch: dict[str, float]  # mismatch/* of the step's start-of-step logprobs
 
 
 def _terms(batch: PolicyBatch, logp_new: torch.Tensor, cfg: LossConfig) -> _Terms:
@@ -83,20 +98,23 @@ def _terms(batch: PolicyBatch, logp_new: torch.Tensor, cfg: LossConfig) -> _Term
     adv = batch.advantages
     adv = adv.unsqueeze(1).expand_as(logp_new) if adv.dim() == 1 else adv
     beh = batch.behaviour_logprobs
-    old = batch.old_logprobs if batch.old_logprobs is not None else beh
-    log_ratio = ((logp_new - old) * mask).clamp(-_MAX_LOG_RATIO, _MAX_LOG_RATIO)
-    ratio = torch.exp(log_ratio)
-    is_weight = torch.ones_like(mask)
-    if batch.old_logprobs is not None and cfg.tis_cap is not None:
-        gap = ((old - beh) * mask).clamp(-_MAX_LOG_RATIO, _MAX_LOG_RATIO)
-        is_weight = torch.exp(gap).clamp(max=cfg.tis_cap).detach()
+    correction = get_correction(cfg.correction)
+    # Without old_logprobs the detached logp_new *are* the start-of-step logprobs on the first
+    # (only) epoch: the mismatch is measured, and decoupled corrections applied, for free.
+    start = batch.old_logprobs if batch.old_logprobs is not None else logp_new.detach()
+    old = start if batch.old_logprobs is not None or correction.decoupled else beh
+    lr = ((logp_new - old) * mask).clamp(-_MAX_LOG_RATIO, _MAX_LOG_RATIO)
+    ratio = torch.exp(lr)
+    d = log_ratio(start, beh, mask)
+    is_weight = correction.weight(d, mask, batch, cfg).detach()
+    mismatch = mismatch_metrics(d, mask, is_weight, batch, cfg)
     kl = None
     if batch.ref_logprobs is not None:
         d = ((batch.ref_logprobs - logp_new) * mask).clamp(-_MAX_LOG_RATIO, _MAX_LOG_RATIO)
         kl = torch.exp(d) - d - 1.0  # k3: unbiased, always >= 0 (Schulman 2020)
     elif cfg.kl_coef > 0:
         raise ConfigError("kl_coef > 0 needs batch.ref_logprobs (frozen_logprobs of the reference)")
-    return _Terms(mask, adv, ratio, is_weight, kl)
+    return _Terms(mask, adv, ratio, is_weight, kl, lr, mismatch)
 
 
 # aggregations ---------------------------------------------------------------------------
@@ -170,6 +188,7 @@ def _metrics(batch, logp_new, t: _Terms, policy, total, kl_value, entropy, hit_h
             "loss/behaviour_kl": _masked_mean(behaviour_k3, m),
             "loss/advantage_mean": _masked_mean(t.adv, m),
             "loss/action_tokens": float(m.sum()),
+            **t.mismatch,
         }
         if entropy is not None:
             out["loss/entropy"] = _masked_mean(entropy.detach(), m)
@@ -244,6 +263,48 @@ def reinforce_loss(batch: PolicyBatch, logprobs_new: torch.Tensor, config: Any, 
 
 LOSSES.add("reinforce", reinforce_loss)
 LOSSES.add("rloo", reinforce_loss)
+
+
+@LOSSES.register("gspo")
+def gspo_loss(batch: PolicyBatch, logprobs_new: torch.Tensor, config: Any, *,
+              entropy: torch.Tensor | None = None):
+    """GSPO: one ratio per sequence, ``s = exp(mean_t log rho_t)``, clipped to
+    ``[1 - clip_low, 1 + clip_high]``; mean over samples of ``-min(s A, clip(s) A)``.
+
+    Written per token as ``s_t = sg(s) * rho_t / sg(rho_t)`` (value ``s``, gradient
+    ``s * grad logp_t``), so that a sample's token mean has exactly the gradient of the
+    sequence objective and the correction weights still apply per token. A sequence whose
+    clip is active contributes no gradient at all.
+    """
+    cfg = as_loss_config(config)
+    t = _terms(batch, logprobs_new, cfg)
+    seq = sequence_log_ratio(t.log_ratio, t.mask, batch.sample_ids).unsqueeze(1)
+    # The clip sees the sequence ratio in every token; the metrics keep the token ratios.
+    per_token, hh, hl = _clipped_surrogate(
+        replace(t, ratio=torch.exp(seq.detach() + t.log_ratio - t.log_ratio.detach())),
+        cfg.clip_low, cfg.clip_high)
+    return _finish(batch, logprobs_new, cfg, t, per_token,
+                   lambda x: seq_mean_token_mean(x, t.mask, batch), entropy, hh, hl)
+
+
+@LOSSES.register("cispo")
+def cispo_loss(batch: PolicyBatch, logprobs_new: torch.Tensor, config: Any, *,
+               entropy: torch.Tensor | None = None):
+    """CISPO: ``-sg(clip(rho, 1 - clip_low, 1 + clip_high)) * A * logp_new``; token mean.
+
+    The clipped weight is a constant, so every token keeps a gradient (``-w A grad logp``,
+    never 0 as in PPO's clipped branch); clipping only bounds its size. The loss *value* is a
+    weighted log-likelihood, not a surrogate of the ratio.
+    """
+    cfg = as_loss_config(config)
+    t = _terms(batch, logprobs_new, cfg)
+    r = t.ratio.detach()
+    weight = r.clamp(1.0 - cfg.clip_low, 1.0 + cfg.clip_high)
+    per_token = -t.adv * weight * logprobs_new * t.is_weight
+    hit_high = (r > 1.0 + cfg.clip_high).to(t.mask.dtype)
+    hit_low = (r < 1.0 - cfg.clip_low).to(t.mask.dtype)
+    agg = lambda x: token_mean(x, t.mask, batch)  # noqa: E731
+    return _finish(batch, logprobs_new, cfg, t, per_token, agg, entropy, hit_high, hit_low)
 
 
 # algorithms = advantage estimator + loss: defined torch-free in .algorithms (the config

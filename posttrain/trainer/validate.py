@@ -1,7 +1,7 @@
 """The run config's semantic checks, and the one conversion of its ``episode`` section.
 
 :func:`check_run_config` is what makes "a bad config fails before any work" true for the
-rules pydantic cannot see: every registry-valued field (``rl.algorithm``, ``domains[].id``
+rules pydantic cannot see: every registry-valued field (``rl.algorithm``, ``rl.correction``, ``domains[].id``
 and their ``difficulties``, ``inference.backend``, ``async_rl.executor``, the curriculum's
 ``config``) and every rule that ties two fields together. ``posttrain train``/``quickstart``
 call it right after :func:`~posttrain.core.config.load_config`, and
@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from posttrain.core.config import EpisodeConfig, RunConfig, format_validation_error
 from posttrain.core.errors import ConfigError, RegistryError
 from posttrain.rollout import ContextConfig, EpisodeLimits
-from posttrain.trainer.algorithms import ALGORITHMS, get_algorithm
+from posttrain.trainer.algorithms import ALGORITHMS, check_correction, get_algorithm
 
 # Engines the pipeline can sample with and copy new weights into after every step. The other
 # inference backends (openai, vllm, fake) serve `posttrain eval --backend ...`.
@@ -54,16 +54,25 @@ def episode_limits(episode: EpisodeConfig) -> EpisodeLimits:
                          timeout_s=episode.timeout_s, context=ctx, env_workers=episode.env_workers,
                          max_sandbox_episodes=episode.max_sandbox_episodes,
                          infra_retries=episode.infra_retries,
-                         retry_backoff_s=episode.retry_backoff_s)
+                         retry_backoff_s=episode.retry_backoff_s,
+                         step_timeout_s=episode.step_timeout_s,
+                         verify_timeout_s=episode.verify_timeout_s,
+                         checkpoint_every=episode.checkpoint_every)
 
 
 # registry-valued fields ------------------------------------------------------------------
 def _algorithm(cfg: RunConfig) -> list[str]:
-    try:
-        get_algorithm(cfg.rl.algorithm)
-    except ConfigError as exc:
-        return [str(exc)]
-    return []
+    problems = []
+    for check, value in ((get_algorithm, cfg.rl.algorithm), (check_correction, cfg.rl.correction)):
+        try:
+            check(value)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    rl = cfg.rl
+    if rl.correction_low >= rl.correction_high:
+        problems.append(f"rl.correction_low: got {rl.correction_low} with rl.correction_high "
+                        f"{rl.correction_high}; allowed: a band, correction_low < correction_high")
+    return problems
 
 
 def _domains(cfg: RunConfig) -> list[str]:
