@@ -10,9 +10,11 @@ So the SFT cold start and RL train exactly the same prompt → completion positi
 Speed: tokenise once with :func:`tokenize_examples`, then :func:`collate_sft` per step
 (the chat template is the slow part). Only the generic HF tokenizer API is used.
 
-Not here: packing several examples into one row, multi-turn demonstrations with several
-assistant turns (give each turn as its own example), truncation beyond ``max_length``
-(rows longer than it are cut from the left of the prompt, never inside the answer).
+Not here: packing several examples into one row and multi-turn demonstrations (tool calls,
+tool results, final answers) — :mod:`posttrain.trainer.sft_multiturn` plays those through the
+episode engine and packs them; :func:`sft_loss` and :func:`sft_step` train both kinds of
+batch. Rows longer than ``max_length`` are cut from the left of the prompt, never inside the
+answer.
 """
 
 from __future__ import annotations
