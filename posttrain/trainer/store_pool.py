@@ -17,7 +17,8 @@ pool (``thread``, ``process``, ``ray``):
   trained) is returned from the file as it is — not sampled again; one held ``failed``
   returns its reason as the job's error;
 - :func:`ack_trained` acknowledges the results of jobs below a step: call it once a
-  checkpoint of that step is durable (the pipeline does).
+  checkpoint of that step is durable (the pipeline does); result bodies below the previous
+  ack point are then dropped, so the file stays flat over a long run.
 
 Opening on an existing file (resume from a checkpoint at step ``s``): results of jobs below
 ``s`` are acknowledged (a crash between checkpoint and ack lost only the ack), and every item
@@ -82,10 +83,30 @@ def result_from_body(index: int, body: dict[str, Any]) -> JobResult:
                      attempts=body.get("attempts", 1), stats=body.get("stats", {}))
 
 
+ACK_POINTS = "store_pool/ack_points"  # state: the last two distinct ``before_job`` of ack_trained
+
+
 def ack_trained(store: WorkStore, before_job: int) -> int:
-    """Acknowledge the results of jobs ``< before_job`` (a checkpoint holds them now)."""
+    """Acknowledge the results of jobs ``< before_job`` (a checkpoint holds them now), and
+    drop the bodies of results no kept checkpoint can need again.
+
+    Bodies (a job's verified groups, ~20 KiB a trajectory) of jobs below the *previous* ack
+    point are replaced by JSON ``null``: the pipeline keeps the last two checkpoints, and a
+    resume from either one re-trains only jobs at or above its step, so those bodies are never
+    read again (``groups.jsonl`` keeps the run's record of them). Without this the file grew
+    by every result ever sampled (the soak measured about 176 KiB per step); with it, it
+    stays flat after the second checkpoint — freed pages are reused. The items themselves
+    (payload, state, attempts, reason) and the outcomes table are kept."""
     ids = [r.id for r in store.results(unacked_only=True) if r.payload.get("job", before_job) < before_job]
     store.ack(ids)
+    points = [int(p) for p in store.get_state(ACK_POINTS, [])]
+    if not points or points[-1] != before_job:
+        points = (points + [int(before_job)])[-2:]
+        store.put_state(ACK_POINTS, points)
+    if len(points) == 2:
+        with store.transaction() as c:
+            c.execute("UPDATE items SET result = 'null' WHERE state = 'done' AND acked = 1"
+                      " AND result != 'null' AND json_extract(payload, '$.job') < ?", (min(points),))
     return len(ids)
 
 

@@ -104,20 +104,28 @@ _POOL_LOCK = threading.Lock()
 
 
 def _lease(backend: str) -> Any:
-    """A clean sandbox holding the judge, from a small per-process warm pool.
+    """A clean sandbox holding the judge: from the run's pool for ``auto``, else from a small
+    per-process warm pool of that backend.
 
-    The pool restores each sandbox to its clean snapshot between leases, so nothing one
-    completion writes is seen by the next; it saves the ~0.2 s of starting a sandbox.
+    ``auto`` leases from ``tool_env.shared_pool()`` — the pool a run installed (``sandbox:``
+    section), closed when the run ends, so no judge sandbox outlives the run (the soak found
+    two left alive after its run ended, until the process exited). Either pool restores each
+    sandbox to its clean snapshot between leases, so nothing one completion writes is seen
+    by the next; it saves the ~0.2 s of starting a sandbox.
     """
     from posttrain.sandbox import Limits, SandboxPool, Template, Timeouts
 
+    template, limits = Template.of({"judge.py": _judge_source()}), Limits.from_mapping(LIMITS)
+    if backend == "auto":
+        from posttrain.envs.tool_env import LEASE_TIMEOUT_S, shared_pool
+
+        return shared_pool().lease(template, limits, timeout=LEASE_TIMEOUT_S)
     with _POOL_LOCK:
         if backend not in _POOLS:
             _POOLS[backend] = SandboxPool(backend=backend, max_total=2, warm=1,
                                           timeouts=Timeouts.from_mapping(TIMEOUTS))
             atexit.register(_POOLS[backend].close)
-    return _POOLS[backend].lease(Template.of({"judge.py": _judge_source()}),
-                                 Limits.from_mapping(LIMITS))
+    return _POOLS[backend].lease(template, limits)
 
 
 def run_judge(prob: dict[str, Any], code: str, backend: str = "auto",
