@@ -5,7 +5,12 @@ order; none of them knows about progress bars or run folders (the caller passes 
 
 - :func:`load_policy`: the tiny model (built here, offline) or any local HF causal LM folder;
 - :func:`run_sft`: supervised cold start on reference demonstrations — each domain's
-  reference solver answers freshly generated tasks, so no data set is needed;
+  reference solver answers freshly generated tasks of training seeds, so no data set is
+  needed. A mix with a multi-turn domain trains on its reference *trajectories* (tool calls,
+  the env's real tool results, final answer) played through the episode engine, in the token
+  layout RL trains, packed several per row (:mod:`posttrain.trainer.sft_multiturn`); a mix of
+  single-turn domains only keeps the unpacked one-answer batches it always had (so the
+  quickstart's published figures stay reproducible);
 - :func:`run_dpo`: preference optimisation on pairs built from verified groups (best answer
   of a group against its worst), with a frozen reference.
 """
@@ -19,13 +24,15 @@ import torch
 from posttrain.core.config import RunConfig
 from posttrain.domains.base import get_domain
 from posttrain.inference.base import InferenceBackend, SamplingParams
+from posttrain.inference.hf import HFBackend
 from posttrain.models.loading import load_model
 from posttrain.models.tiny import build_tiny_model
 from posttrain.rollout import run_groups
 from posttrain.trainer.dpo import build_dpo_batch, dpo_step, pairs_from_groups
 from posttrain.trainer.optim import build_optimizer, optimizer_from_config
 from posttrain.trainer.reference_loop import frozen_reference
-from posttrain.trainer.sft import build_sft_batch, sft_step
+from posttrain.trainer.sft import build_sft_batch, pad_id_of, sft_step
+from posttrain.trainer.sft_multiturn import check_training_seeds, multiturn_sft_batch
 from posttrain.trainer.tasks import TaskStream
 from posttrain.trainer.validate import episode_limits
 
@@ -47,16 +54,46 @@ def demonstrations(stream: TaskStream, n: int) -> list[tuple[Any, str]]:
     return out
 
 
+def _has_multiturn(cfg: RunConfig) -> bool:
+    return any(callable(getattr(get_domain(d.id), "make_env", None)) for d in cfg.domains)
+
+
+def _multiturn_batch_fn(model: Any, tokenizer: Any, cfg: RunConfig, stream: TaskStream):
+    """Step -> (packed batch or None, stats) over the stream's next training tasks, rendered
+    as the RL backend renders them and played under the RL run's budgets."""
+    renderer = HFBackend(model, tokenizer, fast=False)  # RL's prompt rendering, no copy
+    limits = episode_limits(cfg.episode)
+    max_length = int(getattr(model.config, "max_position_embeddings", None) or 1 << 16)
+
+    def batch() -> tuple[Any, dict[str, float]]:
+        tasks = stream.next(cfg.sft.batch_size)
+        check_training_seeds(tasks, cfg.eval.seed_offset)
+        return multiturn_sft_batch(renderer, tasks, pad_id_of(tokenizer), max_length,
+                                   max_new_tokens=cfg.rl.max_new_tokens, limits=limits)
+    return batch
+
+
 def run_sft(model: Any, tokenizer: Any, cfg: RunConfig, *, on_step: StepFn | None = None,
             progress: Callable[[int], None] | None = None) -> dict[str, float]:
-    """``cfg.sft.steps`` steps of cross-entropy on reference answers; returns the last metrics."""
+    """``cfg.sft.steps`` steps of cross-entropy on reference demonstrations; returns the last
+    metrics. A step whose demonstrations all fail or are too long for the model's positions
+    does not update (its ``sft/*`` counts are still logged)."""
     stream = TaskStream(cfg.domains, seed=cfg.seed + 1)
     optimizer, schedule = optimizer_from_config(model, cfg.sft, schedule="cosine",
                                                 min_lr_ratio=0.1)
+    multi = _multiturn_batch_fn(model, tokenizer, cfg, stream) if _has_multiturn(cfg) else None
     metrics: dict[str, float] = {}
     for step in range(cfg.sft.steps):
-        batch = build_sft_batch(tokenizer, demonstrations(stream, cfg.sft.batch_size))
-        metrics = sft_step(model, optimizer, batch, lr_scheduler=schedule)
+        if multi is None:
+            batch = build_sft_batch(tokenizer, demonstrations(stream, cfg.sft.batch_size))
+            metrics = sft_step(model, optimizer, batch, lr_scheduler=schedule)
+        else:
+            packed, stats = multi()
+            metrics = dict(stats)
+            if packed is not None:
+                metrics.update(sft_step(model, optimizer, packed, lr_scheduler=schedule))
+            elif schedule is not None:
+                schedule.step()  # the schedule follows the step count, trained or not
         if on_step is not None:
             on_step(step + 1, metrics)
         if progress is not None:

@@ -229,3 +229,39 @@ def pack_examples(examples: Sequence[Segment], pad_id: int, max_length: int) -> 
              "sft/fill": float((example_ids >= 0).sum()) / float(B * L)}
     return PackedSFTBatch(input_ids, block_causal_mask(example_ids), position_ids, loss_mask,
                           example_ids, stats)
+
+
+def single_turn_example(renderer: Any, task: Task, answer: str) -> Segment:
+    """The one-turn example of a single-turn task: the layout the engine gives its episode
+    (the prompt rendered without tools, the answer's ids and EOS trained), built without
+    playing it — its reference passed conformance and its verifier may need a sandbox."""
+    tok = renderer.tokenizer
+    prompt = list(renderer.render(list(task.prompt), ()))
+    answer_ids = _ids(tok(answer, add_special_tokens=False)) + [int(tok.eos_token_id)]
+    return Segment(tuple(prompt + answer_ids), (False,) * len(prompt) + (True,) * len(answer_ids),
+                   (0.0,) * (len(prompt) + len(answer_ids)), 0)
+
+
+def multiturn_sft_batch(renderer: Any, tasks: Sequence[Task], pad_id: int, max_length: int, *,
+                        max_new_tokens: int = 1 << 20, limits: EpisodeLimits | None = None,
+                        ) -> tuple[PackedSFTBatch | None, dict[str, float]]:
+    """A packed batch of the tasks' reference demonstrations (None when no example fits).
+
+    Multi-turn tasks (domains with ``make_env``) are played by :func:`play_demonstrations`;
+    single-turn tasks give :func:`single_turn_example` of ``solve(task)``."""
+    from posttrain.domains.base import get_domain
+
+    own_env = [callable(getattr(get_domain(t.domain), "make_env", None)) for t in tasks]
+    multi = [t for t, m in zip(tasks, own_env) if m]
+    single = [t for t, m in zip(tasks, own_env) if not m]
+    examples = [single_turn_example(renderer, t, get_domain(t.domain).solve(t)) for t in single]
+    stats: dict[str, float] = {"sft/demos": 0.0, "sft/demos_failed": 0.0}
+    if multi:
+        demos = play_demonstrations(renderer, multi, max_new_tokens=max_new_tokens, limits=limits)
+        examples += demonstration_examples(demos.trajectories)
+        stats.update(demos.stats)
+    stats["sft/single_turn"] = float(len(single))
+    if not any(len(e.token_ids) <= max_length for e in examples):
+        return None, {**stats, "sft/too_long": float(len(examples)), "sft/examples": 0.0}
+    batch = pack_examples(examples, pad_id, max_length)
+    return batch, {**stats, **batch.stats}

@@ -213,3 +213,52 @@ def test_a_short_sft_run_on_multi_turn_demonstrations_raises_their_likelihood():
     # 4.67 -> 2.03 nats per action token)
     assert before > 4.0 and after < 0.6 * before, (before, after)
     print(f"multi-turn SFT on {DOMAIN}: held-out action NLL {before:.3f} -> {after:.3f}")
+
+
+def _cfg(**eval_kw):
+    from posttrain.core.config import (DomainSpec, EvalConfig, ModelConfig, RLConfig, RunConfig,
+                                       SFTConfig)
+
+    tiny = TinyModelConfig(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32,
+                           max_position_embeddings=2048)
+    return RunConfig(domains=[DomainSpec(id=DOMAIN), DomainSpec(id="math.add-v1")],
+                     model=ModelConfig(tiny=tiny), sft=SFTConfig(steps=2, batch_size=6, lr=1e-2),
+                     rl=RLConfig(max_new_tokens=256), eval=EvalConfig(**eval_kw))
+
+
+def test_the_sft_phase_trains_on_multi_turn_demonstrations_of_training_seeds():
+    from posttrain.trainer.phases import load_policy, run_sft
+
+    cfg = _cfg()
+    model, tok = load_policy(cfg)
+    logged = []
+    run_sft(model, tok, cfg, on_step=lambda s, m: logged.append(m))
+    assert len(logged) == 2
+    for m in logged:  # both kinds of example in every step, packed, and trained
+        assert m["sft/demos"] >= 1 and m["sft/demos_failed"] == 0 and m["sft/single_turn"] >= 1
+        assert m["sft/examples"] == m["sft/demos"] + m["sft/single_turn"]
+        assert m["sft/rows"] < m["sft/examples"] and m["sft/loss"] > 0
+    # the SFT stream's seeds are positions 0, 1, ...: an offset inside them is refused
+    cfg = _cfg(seed_offset=3)
+    model, tok = load_policy(cfg)
+    try:
+        run_sft(model, tok, cfg)
+    except ValueError as exc:
+        assert "held-out" in str(exc)
+    else:
+        raise AssertionError("SFT drew held-out seeds")
+
+
+def test_a_cut_demonstration_is_not_trained():
+    from posttrain.trainer.phases import load_policy, run_sft
+
+    from posttrain.core.config import RLConfig
+
+    cfg = _cfg().model_copy(update={"rl": RLConfig(max_new_tokens=8)})
+    model, tok = load_policy(cfg)
+    logged = []
+    run_sft(model, tok, cfg, on_step=lambda s, m: logged.append(m))
+    # every tool call is longer than RL's 8-token turns: the demonstrations fail, are
+    # counted, and only the single-turn answers are trained
+    assert all(m["sft/demos"] == 0 and m["sft/demos_failed"] >= 1 for m in logged)
+    assert all(m["sft/examples"] == m["sft/single_turn"] for m in logged)
