@@ -35,13 +35,21 @@ Guarantees:
   module stepped by an optimizer) are caught by the weight fingerprint (tensor version
   counters), so a stale KV cache is never reused.
 
+Sliding-window models (Mistral, Qwen2/3 with ``use_sliding_window``, Gemma 2/3, Phi-3 with a
+``sliding_window``): the cache keeps every key (a plain ``DynamicCache``) and the backend
+passes its own 4-D masks (:mod:`.windows`), built from each token's *position*: so the
+mask always describes the keys the cache holds, and a window counts the row's tokens, not
+the pads between a shared prefix and a left-padded suffix. Sampling past the window gives the
+logprobs of the trainer's forward (tested per architecture in
+``tests/inference/test_architectures.py``). Memory grows with the whole sequence, not the window.
+
 Fast path: Llama-family models (Llama, Qwen2, Mistral without sliding window) decode through
 :class:`~posttrain.inference.fast_decoder.FastDecoder`, a lean forward over the same
 weights that is checked against the transformers forward at construction (``fast=False``
 turns it off; any other model uses ``model(...)``).
 
-What it does not do: sliding-window models whose window is shorter than prompt + completion
-(the transformers cache drops keys the attention mask still counts), continuous batching, paged attention or speculative decoding (use the
+What it does not do: bound a sliding-window model's cache by its window, chunked attention
+(Llama 4), continuous batching, paged attention or speculative decoding (use the
 vllm or openai backends for serving), stop strings that span a special token, or concurrent
 ``generate`` calls from several threads (one call at a time; a server puts a lock around it).
 """
@@ -59,6 +67,7 @@ from posttrain.core.types import Completion, Message
 
 from .base import SamplingParams
 from .fast_decoder import FastDecoder, KVCache
+from .windows import has_window, layer_windows, window_masks
 
 
 @dataclass
@@ -77,6 +86,7 @@ class _Rows:
 
     mask: torch.Tensor  # (B, K) attention mask over the cache
     next_pos: torch.Tensor  # (B, 1) position id of the next token
+    key_pos: torch.Tensor  # (B, K) position id of every cached key (sliding windows count these)
 
 
 class HFBackend:
@@ -90,6 +100,9 @@ class HFBackend:
         self.model = model.to(self.device)
         # Llama-family models decode through a checked lean forward (fast_decoder.py).
         self.fast = FastDecoder.maybe(self.model) if fast else None
+        # Per layer window; when any is set the backend builds the masks by position (.windows).
+        windows = layer_windows(model.config)
+        self.windows = windows if has_window(windows) else None
         self.tokenizer = tokenizer
         self.policy_version = policy_version
         self.min_prefix_tokens = max(1, min_prefix_tokens)
@@ -167,10 +180,10 @@ class HFBackend:
         slot = {d: i for i, d in enumerate(distinct)}
         # Output row r = prompt p, sample j; rows of one prompt are contiguous.
         src_U = [slot[ids_P[r // params.n]] for r in range(len(ids_P) * params.n)]
-        cache, logits_U, mask_U, pos_U = self._prefill(distinct)
+        cache, logits_U, mask_U, pos_U, keys_U = self._prefill(distinct)
         index = torch.tensor(src_U, device=self.device)
         cache.batch_select_indices(index)
-        rows = _Rows(mask_U[index], pos_U[index])
+        rows = _Rows(mask_U[index], pos_U[index], keys_U[index])
         toks, lps, reasons = self._decode(cache, logits_U[index], rows, params, budget)
         out: list[list[Completion]] = []
         for p, prompt in enumerate(ids_P):
@@ -188,7 +201,7 @@ class HFBackend:
 
     # ---------------------------------------------------------------- prefill
     def _prefill(self, distinct: list[tuple[int, ...]]):
-        """KV cache, last logits, attention mask and next position for each distinct prompt."""
+        """KV cache, last logits, attention mask, next position and key positions per prompt."""
         prefix = self._prefix_for(distinct)
         L = len(prefix[0]) if prefix else 0
         suffixes = [d[L:] for d in distinct]
@@ -202,9 +215,11 @@ class HFBackend:
         mask = torch.cat([torch.ones((U, L), dtype=torch.long), real], 1)
         kv = [(k.expand(U, -1, -1, -1), v.expand(U, -1, -1, -1)) for k, v in prefix[1]] if prefix else None
         cache = self._new_cache(kv)
-        logits = self._forward(ids, mask, pos, cache)
+        key_pos = torch.cat([torch.arange(L).expand(U, L), pos], 1)
+        logits = self._forward(ids, mask, pos, cache, key_pos)
         self.stats.prefill_rows += U
-        return cache, logits, mask.to(self.device), pos[:, -1:].to(self.device) + 1
+        return (cache, logits, mask.to(self.device), pos[:, -1:].to(self.device) + 1,
+                key_pos.to(self.device))
 
     def _new_cache(self, kv=None):
         """An empty cache, or one holding ``kv`` (per-layer (keys, values)), for ``_forward``."""
@@ -212,16 +227,32 @@ class HFBackend:
             return KVCache.from_pairs(kv, self.fast.num_layers)
         from transformers import DynamicCache
 
+        if self.windows is not None:  # keep every key: the masks say which ones each layer sees
+            return DynamicCache(ddp_cache_data=kv)
         return DynamicCache(ddp_cache_data=kv, config=self.model.config)
 
-    def _forward(self, ids, mask, pos, cache) -> torch.Tensor:
-        """Logits (B, V) of the last position; the cache grows by ``ids.shape[1]``."""
+    def _forward(self, ids, mask, pos, cache, key_pos=None) -> torch.Tensor:
+        """Logits (B, V) of the last position; the cache grows by ``ids.shape[1]``.
+
+        ``key_pos`` (B, K): positions of every key after this call (needed with windows)."""
         if self.fast is not None:
             return self.fast.forward(ids.to(self.device), mask.to(self.device), pos.to(self.device), cache)
-        out = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device),
+        attention = mask.to(self.device)
+        if self.windows is not None:
+            attention = self._window_masks(attention, pos.to(self.device), key_pos.to(self.device))
+        out = self.model(input_ids=ids.to(self.device), attention_mask=attention,
                          position_ids=pos.to(self.device), past_key_values=cache, use_cache=True,
                          logits_to_keep=1)  # the vocabulary projection of earlier positions is wasted work
         return out.logits[:, -1].float()
+
+    def _window_masks(self, mask: torch.Tensor, pos: torch.Tensor, key_pos: torch.Tensor):
+        """The model's 4-D masks: causal by position, padding out, each query sees itself."""
+        T, K = pos.shape[1], mask.shape[1]
+        allowed = mask.bool()[:, None, :] & (key_pos[:, None, :] <= pos[:, :, None])
+        own = torch.zeros((T, K), dtype=torch.bool, device=mask.device)
+        own[torch.arange(T), torch.arange(K - T, K)] = True  # a left pad would see nothing (NaN)
+        dtype = next(self.model.parameters()).dtype
+        return window_masks(allowed | own, pos, key_pos, self.windows, dtype)
 
     def _prefix_for(self, distinct: list[tuple[int, ...]]):
         """``(prefix ids, per-layer KV)`` shared by all prompts, or None when not worth it."""
@@ -246,7 +277,7 @@ class HFBackend:
         cache = self._new_cache()
         n = len(common)
         self._forward(torch.tensor([common]), torch.ones((1, n), dtype=torch.long),
-                      torch.arange(n).unsqueeze(0), cache)
+                      torch.arange(n).unsqueeze(0), cache, torch.arange(n).unsqueeze(0))
         kv = [(layer.keys, layer.values) for layer in cache.layers]
         self.stats.prefix_misses += 1
         self._prefix_cache[(stamp, common)] = kv
@@ -290,7 +321,8 @@ class HFBackend:
                 break
             live, tok_B = self._maybe_compact(cache, rows, live, tok_B)
             rows.mask = torch.cat([rows.mask, rows.mask.new_ones((len(live), 1))], 1)
-            logits = self._forward(tok_B.unsqueeze(1), rows.mask, rows.next_pos, cache)
+            rows.key_pos = torch.cat([rows.key_pos, rows.next_pos], 1)
+            logits = self._forward(tok_B.unsqueeze(1), rows.mask, rows.next_pos, cache, rows.key_pos)
             rows.next_pos = rows.next_pos + 1
             self.stats.decode_steps += 1
         return toks, lps, reasons
@@ -314,7 +346,7 @@ class HFBackend:
             return live, tok_B
         index = torch.tensor(keep, device=self.device)
         cache.batch_select_indices(index)
-        rows.mask, rows.next_pos = rows.mask[index], rows.next_pos[index]
+        rows.mask, rows.next_pos, rows.key_pos = rows.mask[index], rows.next_pos[index], rows.key_pos[index]
         return [live[i] for i in keep], tok_B[index]
 
 

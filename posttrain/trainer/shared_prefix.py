@@ -24,9 +24,13 @@ GRPO batch (CPU time, minimum of 25): full 180 ms, packed one group per row 77 m
 groups in one row 92 ms. Works under gradient checkpointing (no KV
 cache is involved).
 
+Sliding-window layers (Mistral, Qwen2/3, Gemma 2/3, Phi-3) get their window applied by
+position (:mod:`posttrain.inference.windows`, the same masks as the HF sampler's).
+
 Does not: apply to attention implementations that ignore a 4-D mask (flash-attention
-kernels; the caller falls back to the full forward), or share prefixes that are only partly
-common (rows share a prefix when the whole prefix is identical).
+kernels; the caller falls back to the full forward) or to attention kinds
+:func:`~posttrain.inference.windows.layer_windows` does not know (chunked), or share
+prefixes that are only partly common (rows share a prefix when the whole prefix is identical).
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from posttrain.inference.windows import layer_windows, window_masks
 
 from .logprobs import DEFAULT_CHUNK_ELEMS, token_logprobs_and_entropy
 
@@ -142,9 +148,10 @@ def packed_logprobs(model: Any, batch: Any, plan: PackPlan, temperature: float =
         raise ValueError(f"temperature must be > 0, got {temperature}")
     device = batch.input_ids.device
     dtype = next(model.parameters()).dtype
-    allowed = plan.allowed.to(device)
-    mask = torch.zeros(allowed.shape, dtype=dtype, device=device)
-    mask = mask.masked_fill(~allowed, torch.finfo(dtype).min).unsqueeze(1)
+    # Sliding-window layers see only the window, by position: packed suffixes are not at their
+    # positions' indices, so transformers' own (index-based) window would be wrong here.
+    pos = plan.position_ids.to(device)
+    mask = window_masks(plan.allowed.to(device), pos, pos, layer_windows(model.config), dtype)
     logits = model(input_ids=plan.input_ids.to(device), position_ids=plan.position_ids.to(device),
                    attention_mask=mask, use_cache=False).logits
     picked = logits[plan.src[0].to(device), plan.src[1].to(device)]  # [M, V]
@@ -174,7 +181,8 @@ def policy_logprobs(model: Any, batch: Any, temperature: float = 1.0, *, share: 
     4-D masks, or :func:`plan_packing` finds too little to gain.
     """
     plan = None
-    if share and getattr(model.config, "_attn_implementation", None) in MASKED_ATTENTION:
+    if (share and getattr(model.config, "_attn_implementation", None) in MASKED_ATTENTION
+            and layer_windows(model.config) is not None):  # None: attention kinds with no mask here
         plan = plan_packing(batch)
     if plan is None:
         lp, ent = token_logprobs_and_entropy(model, batch, temperature)
