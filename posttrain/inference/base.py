@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
+from posttrain.core.errors import InferenceError
 from posttrain.core.types import Completion, Message
 
 
@@ -39,3 +40,34 @@ class InferenceBackend(Protocol):
                  params: SamplingParams) -> list[list[Completion]]: ...
 
     def load_weights(self, version: int, weights: Any) -> None: ...
+
+
+def check_sampling_params(params: SamplingParams) -> None:
+    """Raise ``InferenceError`` naming every out-of-range field of ``params`` (shared by backends)."""
+    problems = []
+    if params.n < 1:
+        problems.append(f"n={params.n} (must be >= 1)")
+    if params.max_new_tokens < 0:
+        problems.append(f"max_new_tokens={params.max_new_tokens} (must be >= 0)")
+    if params.temperature < 0:
+        problems.append(f"temperature={params.temperature} (must be >= 0)")
+    if not 0.0 < params.top_p <= 1.0:
+        problems.append(f"top_p={params.top_p} (must be in (0, 1])")
+    if problems:
+        raise InferenceError("bad sampling params: " + ", ".join(problems))
+
+
+def render_chat(tokenizer: Any, messages: Sequence[Message],
+                tools: Sequence[Mapping[str, Any]] = ()) -> list[int]:
+    """Prompt ids of one chat prompt through the tokenizer's chat template, generation prompt appended.
+
+    The one rendering every token-level backend uses, so the same prompt gets the same ids
+    under each (the vllm backend sends these ids, not the messages, to its engine).
+    """
+    try:
+        text = tokenizer.apply_chat_template(
+            [dict(m) for m in messages], tools=[dict(t) for t in tools] or None,
+            add_generation_prompt=True, tokenize=False)
+    except Exception as exc:  # jinja errors are not typed; name the boundary instead
+        raise InferenceError(f"chat template failed: {exc}") from exc
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])

