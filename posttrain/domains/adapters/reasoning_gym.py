@@ -71,6 +71,9 @@ def _rg() -> Any:
         from reasoning_gym import factory  # importing it registers every generator
     except ImportError as exc:
         raise MissingExtraError("reasoning_gym", "reasoning_gym") from exc
+    from ._rg_safe_eval import harden
+
+    harden()  # before any of its scorers sees an answer: none may run it as code
     return factory
 
 
@@ -128,6 +131,9 @@ EXEMPT: dict[str, dict[str, str]] = {
 
 
 def scorer_for(name: str, dataset: Any) -> Callable[[str, dict], float]:
+    from ._rg_safe_eval import harden
+
+    harden()  # cheap when nothing new was imported; covers modules loaded after the factory
     return SCORERS.get(name) or wrap(name, dataset.score_answer)
 
 
