@@ -27,7 +27,8 @@ from typing import Any, Iterable, Mapping
 from posttrain.verifiers.text import extract_answer
 
 MAX_ANSWER_CHARS = 20_000
-_INT = re.compile(r"^[+-]?\d+$")
+# At most 1000 digits: int() refuses more than 4300 (ValueError), and no answer needs them.
+_INT = re.compile(r"^[+-]?\d{1,1000}$")
 _FENCE = re.compile(r"^```[a-zA-Z]*\n?(.*?)\n?```$", re.S)
 
 
@@ -226,7 +227,7 @@ def parse_xml(answer: str) -> ET.Element | None:
         return None
     try:
         return ET.fromstring(t)
-    except ET.ParseError:
+    except (ET.ParseError, UnicodeEncodeError):  # lone surrogates (undecodable model output)
         return None
 
 
