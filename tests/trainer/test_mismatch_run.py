@@ -170,3 +170,21 @@ def test_in_sync_engine_mismatch_is_rounding_every_step():
             assert 0 <= r["mismatch/kl_k3"] < 1e-8
             assert r["mismatch/masked_frac"] == 0 and r["mismatch/out_of_band_frac"] == 0
             assert math.isclose(r["mismatch/seq_ratio_min"], 1, abs_tol=1e-4)
+
+
+def test_async_loop_logs_the_lag_as_mismatch():
+    """At max_policy_lag 1 a step trains on samples of the previous weights: the logged
+    mismatch is then the policy lag plus the engine's rounding, far above the in-sync value."""
+    from posttrain.trainer.loop import AsyncConfig, train_async
+
+    cfg = run_config(steps=4, max_policy_lag=1, correction="icepop", kl_coef=0.05)  # KL: all rows
+    model, tok = warm_policy()
+    rows = {}
+    train_async(model, torch.optim.AdamW(model.parameters(), lr=1e-2), HFBackend(copy.deepcopy(model).eval(), tok),
+                TaskStream(cfg.domains, seed=cfg.seed), cfg.rl, pad_id=pad_id_of(tok), seed=cfg.seed,
+                on_step=lambda s, m: rows.__setitem__(s, m), config=AsyncConfig())
+    assert sorted(rows) == [1, 2, 3, 4] and all("mismatch/kl_k3" in r for r in rows.values())
+    assert rows[1]["mismatch/abs_logp_max"] < 1e-4  # job 1 is sampled with the first weights
+    stale = [rows[s]["mismatch/kl_k3"] for s in (2, 3, 4) if rows[s]["async/lag_max"] >= 1]
+    # (a step whose batch had no reward signal leaves the weights, and the next lag, unchanged)
+    assert stale and max(stale) > 1e-3, stale
