@@ -16,16 +16,47 @@ import difflib
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from .errors import ConfigError
 
 
+def _numeric(annotation: Any) -> bool:
+    """int/float, optionally in ``X | None``, a list of them, or a dict with them as values."""
+    if annotation in (int, float):
+        return True
+    args = [a for a in getattr(annotation, "__args__", ()) if a is not type(None)]
+    if get_origin(annotation) is dict:
+        args = args[1:]  # the values'
+    return bool(args) and all(_numeric(a) for a in args)
+
+
+def _has_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(isinstance(v, bool) for v in value)
+    return isinstance(value, dict) and any(isinstance(v, bool) for v in value.values())
+
+
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Every config section: unknown keys are errors, floats must be finite (``.inf`` as a
+    timeout or a learning rate is a typo, not a setting), and ``true``/``false`` are not numbers
+    (pydantic's lax mode would read ``group_size: true`` as 1 and ``lr: yes`` as 1.0)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_as_number(cls, value: Any, info: ValidationInfo) -> Any:
+        field = cls.model_fields.get(info.field_name or "")
+        if field is not None and _has_bool(value) and _numeric(field.annotation):
+            raise ValueError("a boolean is not a number here")
+        return value
 
 
 class TinyModelConfig(_Strict):
