@@ -125,7 +125,8 @@ def test_logprobs_past_the_window_match_the_trainer(family, temperature):
     # A shared system prompt (computed once, then left-padded suffixes: pads mid-row), and
     # plain left padding.
     groups = backend.generate(addition_prompts(PAIRS, system=True), params)
-    assert backend.stats.prefix_misses == 1
+    groups += backend.generate(addition_prompts(PAIRS[1:], system=True), params)  # a cache hit
+    assert backend.stats.prefix_misses == 1 and backend.stats.prefix_hits == 1
     groups += backend.generate(addition_prompts(PAIRS), params)
     longest = max(len(c.prompt_token_ids) + len(c.token_ids_T) for g in groups for c in g)
     assert longest > 3 * WINDOW
