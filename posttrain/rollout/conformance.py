@@ -11,6 +11,11 @@
   not the other tasks' (an option list shows them all: not a leak), else at most a warning;
 - the reference scores 1.0 through the env (:func:`posttrain.envs.factory.make_env`): the
   final answer ``solve(task)``, or the scripted episode ``reference_actions(task)``;
+- a multi-turn domain's reference is a *trajectory* (what the SFT cold start trains on):
+  replayed through the engine it scores 1.0, has at least two turns, the env ends it
+  (``done``) on its last scripted action, every earlier turn makes well-formed, schema-valid
+  tool calls (where the env reports them) and the last one is the final answer — see
+  :func:`reference_trajectory_problems`;
 - reward hacks score ≤ 0.05: the generic probes of :func:`generic_probes` (empty, garbage,
   prompt echo, the reference padded among other candidates, format-only, "All tests passed",
   100k characters...) and the domain's own ``probes(task)``;
@@ -41,9 +46,9 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 
 from posttrain.core.registry import split_id
 from posttrain.core.serde import from_dict, to_dict
-from posttrain.core.types import Score, Task
+from posttrain.core.types import Score, Task, Trajectory
 from posttrain.domains.base import ENV_KINDS, FAMILIES, sample_task
-from posttrain.rollout.scripted import replay_score
+from posttrain.rollout.scripted import replay, replay_score
 
 PROBE_CEILING = 0.05
 LEAK_MIN_CHARS = 6
@@ -63,6 +68,30 @@ class CheckReport:
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "ok": self.ok, "failures": list(self.failures),
                 "warnings": list(self.warnings), "timings": dict(self.timings)}
+
+
+def reference_trajectory_problems(traj: Trajectory, actions: Sequence[str]) -> list[str]:
+    """Why a replayed reference episode is not a demonstration to train on (empty: it is).
+
+    Tool-call checks read the env's ``info`` (``tool_calls``, ``tool_calls_valid``,
+    ``malformed_calls``, ``final``: a :class:`~posttrain.envs.tool_env.ToolEnv` reports them);
+    an env that reports none is held to the turn and stop checks only."""
+    out = []
+    if len(actions) < 2:
+        out.append(f"{len(actions)} scripted action(s): a final answer, not a trajectory")
+    if traj.stop_reason != "done":
+        out.append(f"the episode stopped by {traj.stop_reason!r}, not by the env ending it")
+    if len(traj.turns) != len(actions):
+        out.append(f"{len(traj.turns)} turns played for {len(actions)} scripted actions")
+    for i, turn in enumerate(traj.turns[:-1]):
+        info = turn.info
+        if "tool_calls" in info and not (info["tool_calls"] >= 1 and info.get("tool_calls_valid", True)
+                                         and not info.get("malformed_calls", 0)):
+            out.append(f"turn {i} is not a well-formed, valid tool call")
+            break
+    if traj.turns and traj.turns[-1].info.get("final") is False:
+        out.append("the last turn is not a final answer")
+    return out
 
 
 def generic_probes(task: Task, reference: str) -> dict[str, str]:
@@ -115,11 +144,20 @@ class _Checker:
     def fail(self, key: str, msg: str) -> None:
         self.log.add("fail", key, msg)
 
-    def score(self, task: Task, actions: Sequence[str], what: str, where: str) -> float | None:
-        """Run an episode; record a failure for a crash, a non-Score or an errored Score."""
+    def score(self, task: Task, actions: Sequence[str], what: str, where: str,
+              trajectory: bool = False) -> float | None:
+        """Run an episode; record a failure for a crash, a non-Score or an errored Score
+        (and, with ``trajectory``, for a reference that is not a demonstration)."""
         t0 = time.perf_counter()
         try:
-            s = replay_score(self.dom, task, list(actions))
+            if trajectory:
+                traj = replay(self.dom, task, list(actions))
+                for problem in reference_trajectory_problems(traj, actions):
+                    self.fail(f"ref_trajectory:{what}", f"{what}: {problem} ({where})")
+                s = traj.score if traj.score is not None else Score(
+                    0.0, reason="not scored", error=traj.error)
+            else:
+                s = replay_score(self.dom, task, list(actions))
         except Exception as exc:
             self.fail(f"raise:{what}", f"env/verifier raised on {what} ({where}): "
                                        f"{type(exc).__name__}: {exc}"[:300])
@@ -219,6 +257,7 @@ class _Checker:
             answer = self.dom.solve(task)
             ref_actions = getattr(self.dom, "reference_actions", None)
             actions = list(ref_actions(task)) if callable(ref_actions) else [answer]
+            multi = callable(ref_actions) and callable(getattr(self.dom, "make_env", None))
         except Exception as exc:
             self.fail("solve", f"reference solver raised ({where}): {type(exc).__name__}: {exc}"[:300])
             return None
@@ -227,7 +266,7 @@ class _Checker:
             return None
         for label, t in [("reference", task)] + [(f"reference after {k}", c)
                                                  for k, c in zip(("pickle", "JSON"), copies)]:
-            v = self.score(t, actions, label, where)
+            v = self.score(t, actions, label, where, trajectory=multi)
             if v is not None and v < 1.0 - 1e-9:
                 self.fail(f"ref:{label}", f"{label} scored {v:.2f}, not 1.0 ({where})")
         return answer
