@@ -14,8 +14,8 @@ or, to end the episode, a final answer::
 Rules (each violation is a *malformed call*: returned to the policy as an error observation
 with role ``tool`` and counted in ``turn.info``, never an exception):
 
-- a block is ``<tool_call>`` + one JSON object + ``</tool_call>``; the object has exactly the
-  keys ``name`` (a string) and ``arguments`` (an object); an unclosed block, a stray
+- a block is ``<tool_call>`` + one JSON object (strict JSON: no ``NaN``/``Infinity``) +
+  ``</tool_call>``; the object has exactly the keys ``name`` (a string) and ``arguments`` (an object); an unclosed block, a stray
   ``</tool_call>``, invalid JSON, missing or extra keys are malformed;
 - the name must be one of the offered tools and the arguments must satisfy its JSON schema
   (:func:`validate_arguments`: types, ``required``, ``additionalProperties: false``, ``enum``,
@@ -142,9 +142,15 @@ def parse_turn(text: str, tools: Sequence[Mapping[str, Any]] = (), *,
     return ParsedTurn(tuple(calls), answers[-1] if answers else None, tuple(errors), text)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
 def _parse_call(body: str, specs: Mapping[str, Mapping[str, Any]]) -> tuple[ToolCall | None, str]:
     try:
-        obj = json.loads(body)
+        # strict JSON: Python's reader takes NaN/Infinity, and a NaN slipped past every
+        # numeric bound (a shell timeout of NaN ran a command with no wall-clock limit)
+        obj = json.loads(body, parse_constant=_no_constant)
     except (ValueError, RecursionError) as exc:
         return None, f"invalid JSON ({str(exc)[:80]})"
     if not isinstance(obj, dict):

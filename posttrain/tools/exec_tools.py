@@ -10,6 +10,8 @@ files persist, environment variables and ``cd`` do not).
 
 from __future__ import annotations
 
+import math
+
 from .result import ToolResult
 from .schema import function_spec
 
@@ -46,7 +48,11 @@ class ShellTool:
             ["command"])
 
     def __call__(self, sandbox, command: str, timeout: float | None = None) -> ToolResult:
-        return render(sandbox.exec(command, timeout=timeout or self.timeout), self.max_chars)
+        # the schema bounds it; clamp again for callers that skip validation (NaN fails
+        # every comparison, so min/max alone would let it through)
+        wall = float(timeout) if isinstance(timeout, (int, float)) and math.isfinite(timeout) else self.timeout
+        wall = min(max(wall, 0.1), self.timeout)
+        return render(sandbox.exec(command, timeout=wall), self.max_chars)
 
 
 class PythonTool:

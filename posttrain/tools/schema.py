@@ -8,12 +8,13 @@ and returns a list of human-readable problems (empty when valid);
 :func:`function_spec` builds ``{"type": "function", "function": {...}}``.
 
 Guarantees: never raises on any input (malformed arguments are reported, not thrown);
-``true``/``false`` are not accepted as integers or numbers.
+``true``/``false`` are not accepted as integers or numbers, nor NaN or infinities as numbers.
 Does not: support ``$ref``, ``oneOf`` or formats.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 _TYPES = {
@@ -55,6 +56,9 @@ def validate(value: Any, schema: dict, where: str = "arguments") -> list[str]:
     if "enum" in schema and value not in schema["enum"]:
         problems.append(f"{where}: {value!r} is not one of {schema['enum']}")
     if kind in ("integer", "number"):
+        if isinstance(value, float) and not math.isfinite(value):
+            # NaN compares false with every bound: it would pass minimum and maximum
+            return [f"{where}: expected a finite number, got {value!r}"]
         if "minimum" in schema and value < schema["minimum"]:
             problems.append(f"{where}: {value} < minimum {schema['minimum']}")
         if "maximum" in schema and value > schema["maximum"]:

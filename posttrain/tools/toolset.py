@@ -21,6 +21,10 @@ from .result import ToolResult
 from .schema import validate
 
 
+def _not_json(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")  # NaN passes every numeric bound of a schema
+
+
 class Tool(Protocol):
     name: str
     spec: dict
@@ -43,9 +47,10 @@ class ToolSet:
                                     kind="unknown_tool")
         if isinstance(arguments, (str, bytes)):
             try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                return ToolResult.error(f"arguments are not valid JSON: {exc}", kind="bad_json")
+                arguments = json.loads(arguments, parse_constant=_not_json) if arguments.strip() else {}
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError, bad UTF-8, too deep
+                return ToolResult.error(f"arguments are not valid JSON: {str(exc)[:200]}",
+                                        kind="bad_json")
         if arguments is None:
             arguments = {}
         problems = validate(arguments, tool.spec["function"]["parameters"])
