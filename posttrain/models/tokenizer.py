@@ -96,3 +96,36 @@ def build_char_tokenizer() -> PreTrainedTokenizerFast:
 
 VOCAB_SIZE = len(SPECIAL_TOKENS) + len(CHARACTERS)
 assert set(string.printable) - {"\r", "\x0b", "\x0c"} == set(CHARACTERS)
+
+
+def train_subword_tokenizer(texts, vocab_size: int = 4096, min_frequency: int = 2,
+                            split_digits: bool = True) -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer trained on ``texts`` (an iterable of strings), framed exactly
+    like the character tokenizer: the same special tokens at the same ids (``<pad>``=0 ...
+    the role tokens), the same ``chat_template``, no BOS/EOS added by ``encode``.
+
+    Byte-level: every string (any Unicode) encodes and ``decode(encode(s)) == s``; there is no
+    ``<unk>`` in practice. ``split_digits``: every digit is its own token (no merges across
+    digits), so arithmetic stays digit by digit as with characters. Deterministic: the same
+    texts and sizes give the same vocabulary.
+    The caller chooses the corpus — the foundation's must hold training seeds only.
+    """
+    from tokenizers import trainers
+
+    tok = Tokenizer(models.BPE(unk_token=UNK))
+    # No prefix space: "12+34=" must not become " 12+34=" (prompts are spliced after role tokens).
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    tok.pre_tokenizer = (pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(r"[0-9]"), behavior="isolated"), byte_level])
+        if split_digits else byte_level)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
+                                  special_tokens=list(SPECIAL_TOKENS),
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator(texts, trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token=PAD, bos_token=BOS, eos_token=EOS, unk_token=UNK,
+        padding_side="left", model_max_length=1 << 20, clean_up_tokenization_spaces=False)
+    tokenizer.chat_template = CHAT_TEMPLATE
+    return tokenizer
