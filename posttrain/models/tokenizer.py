@@ -28,6 +28,9 @@ model's raw text as ``content`` should omit ``tool_calls`` to avoid rendering th
 
 What it does not do: sub-word merges (a character per token is the point: the tiny model
 learns arithmetic digit by digit), or any non-ASCII text beyond mapping it to ``<unk>``.
+:func:`train_subword_tokenizer` builds the sub-word alternative with the same framing
+(byte-level BPE trained on a given corpus; ``bench/tokenizer.py`` measures how much it
+shortens posttrain's prompts and demonstrations).
 """
 
 from __future__ import annotations
