@@ -205,6 +205,10 @@ def _worker_main(name, model, tokenizer, sync, settings, inbox, outbox, imports)
 
     import torch
 
+    from posttrain.trainer.lifetime import exit_with_parent
+
+    exit_with_parent()  # a SIGKILLed trainer must not leave its producers (and sandboxes) behind
+
     torch.set_num_threads(1)
     for mod in imports:
         importlib.import_module(mod)
