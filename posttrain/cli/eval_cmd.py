@@ -21,7 +21,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from posttrain.core.errors import PosttrainError
+from posttrain.core.errors import ConfigError, PosttrainError
 
 app = typer.Typer(no_args_is_help=False, add_completion=False, pretty_exceptions_enable=False,
                   invoke_without_command=True)
@@ -41,12 +41,12 @@ def _run(model: Optional[str], domains: Optional[str], n: int, k: str, out: Path
          per_domain: int, seed: int, regression_set: Optional[Path], temperature: float,
          top_p: float, max_new_tokens: int, threshold: float, cache: Optional[Path], no_cache: bool,
          reuse_groups: Optional[Path], reuse_version: Optional[int], fake_script: Optional[str],
-         wandb: Optional[str], mlflow: Optional[str], as_json: bool) -> None:
+         wandb: Optional[str], mlflow: Optional[str], as_json: bool, max_turns: int = 8) -> None:
     from posttrain.eval.cache import CachingBackend, GenerationCache
     from posttrain.eval.probes import default_probes_dir
     from posttrain.eval.regression import RegressionSet, build_regression_set
     from posttrain.eval.runner import EvalSpec, evaluate, ks_from_text, load_reusable_groups
-    from posttrain.eval.select import build_backend, resolve_domains
+    from posttrain.eval.select import SCRIPTED, build_backend, resolve_domains, scripted_backend
     from posttrain.eval.tracking import MetricsWriter, eval_metrics
 
     ks = ks_from_text(k)
@@ -61,12 +61,20 @@ def _run(model: Optional[str], domains: Optional[str], n: int, k: str, out: Path
         rset = build_regression_set(doms.values(), per_domain=per_domain, seed=seed)
     else:
         raise PosttrainError("give --domains SPEC or --regression-set FILE")
-    be, meta = build_backend(backend, model, base_url, served_model, model_version, fake_script)
+    if backend in SCRIPTED:
+        be, meta = scripted_backend(backend, doms, rset)
+    else:
+        be, meta = build_backend(backend, model, base_url, served_model, model_version, fake_script)
     if not no_cache and meta.get("weights_id"):
         store = cache or default_probes_dir().parent / "cache" / "generations.sqlite"
         be = CachingBackend(be, GenerationCache(store), meta["weights_id"])
     reuse = load_reusable_groups(reuse_groups, reuse_version) if reuse_groups else None
-    results = evaluate(be, doms, rset, spec, out, meta=meta, reuse=reuse)
+    from posttrain.rollout import EpisodeLimits
+
+    if max_turns < 1:
+        raise ConfigError(f"--max-turns: got {max_turns}; allowed: an integer >= 1")
+    results = evaluate(be, doms, rset, spec, out, meta=meta, reuse=reuse,
+                       limits=EpisodeLimits(max_turns=max_turns))
     tracking = {"wandb": {"project": wandb} if wandb else None,
                 "mlflow": {"experiment": mlflow} if mlflow else None}
     with MetricsWriter(out, **tracking) as w:
@@ -87,7 +95,9 @@ _RUN_OPTS: dict[str, Any] = dict(
     n=typer.Option(8, "--n", help="samples per item"),
     k=typer.Option("1,4,8", "--k", help="comma-separated ks for pass@k (each <= n)"),
     out=typer.Option(Path("runs/eval"), "--out", help="output folder"),
-    backend=typer.Option("hf", "--backend", help="hf | openai | vllm | fake"),
+    backend=typer.Option("hf", "--backend", help="hf | openai | vllm | fake | reference | wrong "
+                         "(reference/wrong: each domain's scripted reference episode, or a policy "
+                         "that gives up)"),
     base_url=typer.Option(None, "--base-url", help="OpenAI-compatible server URL"),
     served_model=typer.Option(None, "--served-model", help="model name on the server"),
     model_version=typer.Option(None, "--model-version", help="weights identity of a served model (enables the cache)"),
@@ -97,6 +107,7 @@ _RUN_OPTS: dict[str, Any] = dict(
     temperature=typer.Option(1.0, "--temperature"),
     top_p=typer.Option(1.0, "--top-p"),
     max_new_tokens=typer.Option(16, "--max-new-tokens"),
+    max_turns=typer.Option(8, "--max-turns", help="policy turns per episode (the episode: default)"),
     threshold=typer.Option(1.0, "--threshold", help="a sample succeeds when reward >= threshold"),
     cache=typer.Option(None, "--cache", help="generation cache file (default $POSTTRAIN_HOME/cache)"),
     no_cache=typer.Option(False, "--no-cache"),
@@ -112,7 +123,7 @@ _RUN_OPTS: dict[str, Any] = dict(
 _RUN_TYPES: dict[str, Any] = {
     "n": int, "k": str, "out": Path, "backend": str, "per_domain": int, "seed": int,
     "regression_set": Optional[Path], "temperature": float, "top_p": float,
-    "max_new_tokens": int, "threshold": float, "cache": Optional[Path], "no_cache": bool,
+    "max_new_tokens": int, "max_turns": int, "threshold": float, "cache": Optional[Path], "no_cache": bool,
     "reuse_groups": Optional[Path], "reuse_version": Optional[int], "as_json": bool,
 }
 

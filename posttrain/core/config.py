@@ -180,6 +180,21 @@ class EpisodeConfig(_Strict):
     max_sandbox_episodes: int = Field(8, ge=1, description="sandboxed episodes live at once (<= half the pool)")
     infra_retries: int = Field(2, ge=0, description="replays of a group hit by an infrastructure failure")
     retry_backoff_s: float = Field(0.5, ge=0, description="base of the exponential backoff between replays")
+    step_timeout_s: float = Field(120.0, gt=0, description="one env reset/step call; longer: abandoned, retried as infrastructure")
+    verify_timeout_s: float = Field(300.0, gt=0, description="one verification; longer: abandoned, recorded as a verifier timeout")
+    checkpoint_every: int = Field(4, ge=0, description="rounds between episode checkpoints (a replayed or resumed job goes on from there); 0: never")
+
+
+class FilterConfig(_Strict):
+    """Which finished trajectories and groups the trainer never sees (both loops apply them
+    through :class:`posttrain.scheduler.filters.GroupFilter`; counters ``filter/*``).
+
+    Zero-variance groups are dropped by ``rl.filter_zero_variance`` (or the algorithm's own
+    recipe); trajectories that failed (an error, no score) are always dropped."""
+
+    truncated: bool = Field(False, description="drop trajectories cut by a token cap (DAPO's overlong filter)")
+    dedup_within_group: bool = Field(False, description="drop a trajectory whose actions repeat an earlier one's in its group")
+    min_group_size: int = Field(1, ge=1, description="usable trajectories a group needs to be trained on")
 
 
 class SandboxSection(_Strict):
@@ -226,6 +241,7 @@ class RunConfig(_Strict):
     inference: InferenceConfig = InferenceConfig()
     async_rl: AsyncConfig = AsyncConfig()
     episode: EpisodeConfig = EpisodeConfig()
+    filters: FilterConfig = FilterConfig()
     curriculum: CurriculumSection = CurriculumSection()
     sandbox: SandboxSection = SandboxSection()
 

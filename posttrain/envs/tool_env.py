@@ -35,6 +35,7 @@ The strict tool-call format and its parser (``parse_turn``, ``validate_arguments
 from __future__ import annotations
 
 import atexit
+import copy
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -168,6 +169,30 @@ class ToolEnv:
             return Score.failure(VerifierError(f"verifier returned {type(score).__name__}, not Score"),
                                  self.verifier_version)
         return score
+
+    # ------------------------------------------------------------------ checkpoints
+    def checkpoint_state(self) -> dict[str, Any]:
+        """Everything ``step``/``verify`` read that earlier turns changed: the tool records,
+        the answer, the domain's own ``state``, and the sandbox's ``/work`` when it was opened
+        (:mod:`posttrain.envs.sandbox_files`). Picklable; the episode engine saves it."""
+        from .sandbox_files import export_work
+
+        return {"turn": self.turn, "done": self.done, "answer": self.answer,
+                "calls": copy.deepcopy(self.calls), "checkpoints": dict(self.checkpoints),
+                "state": copy.deepcopy(self.state),
+                "work": export_work(self._sandbox) if self._sandbox is not None else None}
+
+    def restore_state(self, saved: dict[str, Any]) -> None:
+        """Continue from :meth:`checkpoint_state` on a fresh env of the same task (its sandbox,
+        if one was open, is opened and set up, then its ``/work`` replaced by the saved one)."""
+        from .sandbox_files import import_work
+
+        self.turn, self.done, self.answer = saved["turn"], saved["done"], saved["answer"]
+        self.calls = copy.deepcopy(saved["calls"])
+        self.checkpoints = dict(saved["checkpoints"])
+        self.state = copy.deepcopy(saved["state"])
+        if saved["work"] is not None:
+            import_work(self.sandbox, saved["work"])
 
     # ------------------------------------------------------------------ internals
     def _run_call(self, call: Any) -> dict[str, Any]:

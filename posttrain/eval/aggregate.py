@@ -6,7 +6,9 @@ For each domain and overall:
   interval over tasks, and pass^k (all k attempts succeed);
 - mean reward with a bootstrap interval over tasks;
 - the layer matrix (pass rate of each measured layer, first-failure attribution counts);
-- step efficiency: mean turns, action tokens and wall seconds per sample.
+- step efficiency: mean turns, action tokens and wall seconds per sample;
+- checkpoint resume (L4's pass criterion for interrupted episodes): how many episodes went on
+  from an episode checkpoint after an infrastructure failure, and how many of them succeeded.
 
 Guarantees: infrastructure errors are excluded from every rate and counted in ``errors``; a
 task with fewer valid samples than k is left out of pass@k (counted in ``dropped``) instead
@@ -86,7 +88,18 @@ def summarize(records: Sequence[SampleRecord], ks: Sequence[int], seed: int = 0)
     out["layers"], out["first_failure"] = _layers(valid)
     out["failed"] = sum(1 for r in valid if not r.success)
     out["efficiency"] = _efficiency(valid)
+    out["checkpoint_resume"] = _resumes(records)
     return out
+
+
+def _resumes(records: Sequence[SampleRecord]) -> dict:
+    """L4's pass criterion for interrupted episodes: of the episodes that went on from a
+    checkpoint after an infrastructure failure, how many then succeeded (every measured layer,
+    L4 on long-horizon domains). An episode that failed again counts as not succeeded."""
+    resumed = [r for r in records if r.resumed]
+    ok = sum(1 for r in resumed if r.success)
+    return {"resumed": len(resumed), "succeeded": ok,
+            "rate": wilson_interval(ok, len(resumed)).to_dict() if resumed else None}
 
 
 def summarize_all(records: Sequence[SampleRecord], ks: Sequence[int], seed: int = 0) -> dict:

@@ -32,7 +32,8 @@ LAYERS = ("L1", "L2", "L3", "L4")
 LAYER_NAMES = {"L1": "format compliance", "L2": "tool-call validity", "L3": "task success",
                "L4": "long-horizon success"}
 INFRA_ERROR_KINDS = frozenset({"inference", "sandbox", "verifier", "scheduler", "env", "config",
-                               "registry", "missing_extra", "timeout_infra"})
+                               "registry", "missing_extra", "timeout_infra", "timeout",
+                               "cancelled", "worker_lost"})
 
 
 @dataclass(frozen=True)

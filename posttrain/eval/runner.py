@@ -1,7 +1,8 @@
 """The evaluation runner: a regression set × a backend → samples, results and a report.
 
 ``evaluate`` plays ``n`` episodes per item with the *same* episode engine, budgets and
-verifiers as training (:func:`posttrain.rollout.run_groups` over each domain's env), classifies every sample
+verifiers as training (:func:`posttrain.scheduler.rollouts.play_scheduled` over each domain's
+env: the one engine, with infrastructure retries resumed from episode checkpoints), classifies every sample
 into layers, and writes to ``out_dir``:
 
 - ``samples.jsonl``   one :class:`~posttrain.eval.samples.SampleRecord` per sample;
@@ -28,7 +29,8 @@ from posttrain.core.errors import ConfigError
 from posttrain.core.serde import from_dict
 from posttrain.core.types import Task, Trajectory, TrajectoryGroup
 from posttrain.inference.base import InferenceBackend, SamplingParams
-from posttrain.rollout import EpisodeLimits, run_groups
+from posttrain.rollout import EpisodeLimits
+from posttrain.scheduler.rollouts import play_scheduled
 
 from .aggregate import summarize_all
 from .regression import RegressionSet
@@ -101,7 +103,7 @@ def _generate(backend: InferenceBackend, tasks: list[Task], dom: Any, spec: Eval
         chunk = tasks[i:i + spec.batch_tasks]
         p = replace(params, seed=spec.seed + i)
         groups = (rollout(backend, chunk, p, make_env=make_env) if rollout is not None
-                  else run_groups(backend, chunk, p, make_env=make_env, limits=limits))
+                  else play_scheduled(backend, chunk, p, make_env=make_env, limits=limits)[0])
         out.extend(list(g.trajectories) for g in groups)
     return out
 

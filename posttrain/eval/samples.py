@@ -45,6 +45,7 @@ class SampleRecord(BaseModel):
     policy_version: int = 0
     answer: str = ""
     reason: str = ""
+    resumed: bool = False  # the episode went on from a checkpoint after an interruption
 
 
 def wall_time(traj: Trajectory) -> float:
@@ -69,6 +70,7 @@ def record_from_trajectory(traj: Trajectory, sample: int, threshold: float = 1.0
         wall_s=wall_time(traj), stop_reason=traj.stop_reason,
         policy_version=max(traj.policy_versions, default=0), answer=answer[:ANSWER_CAP],
         reason=(traj.score.reason if traj.score is not None else "")[:500],
+        resumed=bool((traj.timings or {}).get("checkpoint_resumed")),
     )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from posttrain.core.errors import ConfigError
 
@@ -80,3 +80,35 @@ def build_backend(backend: str, model: str | None, base_url: str | None = None,
         return make_backend("fake", script=script), {"model": f"fake:{Path(fake_script).name}",
                                                      "backend": "fake", "weights_id": wid}
     raise ConfigError(f"--backend must be one of hf, openai, vllm, fake; got {backend!r}")
+
+
+SCRIPTED = ("reference", "wrong")
+
+
+def reference_script(task: Any) -> list[str]:
+    """Each domain's own reference episode: its reference actions, or its reference answer."""
+    from posttrain.domains.base import get_domain
+
+    dom = get_domain(task.domain)
+    if callable(getattr(dom, "make_env", None)):
+        return list(dom.reference_actions(task))
+    return [dom.solve(task)]
+
+
+def wrong_script(task: Any) -> list[str]:
+    """A policy that gives up at once: a final answer that no task accepts."""
+    from posttrain.tools.calls import format_answer
+
+    return [format_answer("I cannot do this task")]
+
+
+def scripted_backend(name: str, domains: Mapping[str, Any], rset: Any) -> tuple[Any, dict]:
+    """``--backend reference | wrong``: a scripted policy over the evaluation's own tasks —
+    the ceiling every domain's verifier must give its reference (1.0), and the floor of a
+    policy that does nothing — through exactly the path a model takes."""
+    from posttrain.rollout.scripted import ScriptedPolicy
+
+    tasks = [t for d in domains.values() for t in rset.domain_tasks(d)]
+    script = reference_script if name == "reference" else wrong_script
+    return ScriptedPolicy(tasks, script), {"model": f"scripted:{name}", "backend": name,
+                                           "weights_id": None}

@@ -23,14 +23,19 @@ One call plays ``params.n`` episodes of each task, all together, in rounds:
 Guarantees: one group of exactly ``params.n`` trajectories per task, in task order, whatever
 fails — a failure is classified at its boundary (:func:`~posttrain.core.errors.classify`) and
 recorded on its trajectory, the rest of the batch goes on (a failed batched generate is
-retried prompt by prompt to isolate the bad one); every env created is closed before the call
-returns; batch composition depends only on the tasks, the params and the episodes' own
+retried prompt by prompt to isolate the bad one); staged timeouts: an env reset or step that
+has run ``limits.step_timeout_s``, or a verification that has run ``limits.verify_timeout_s``,
+is abandoned and its episode fails with kind ``timeout`` (an infrastructure failure, which the
+scheduler retries) — the engine never hangs on one env; ``cancelled`` stops every episode at
+the next round; every env created is closed before the call returns; batch composition depends only on the tasks, the params and the episodes' own
 outcomes, never on thread timing, so the same seed and weights give the same trajectories.
 ``between_turns`` (free-running partial rollouts) is called before every turn after the
 first. Returned :class:`EngineTimes` are wall seconds per stage.
 
 What it does not do: retry tasks (the scheduler does), stream tokens, or let one episode run
-ahead of the others in a round (an episode that ends early frees its env at once).
+ahead of the others in a round (an episode that ends early frees its env at once). Not
+covered: stopping a hung call's thread (Python cannot; closing its env kills a sandbox
+command, which is what hangs in practice) — it keeps a worker of the env pool until it returns.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from __future__ import annotations
 import json
 import time
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
@@ -46,10 +52,12 @@ from posttrain.core.types import Completion, Task, Trajectory, TrajectoryGroup
 from posttrain.envs.base import TaskEnv
 from posttrain.inference.base import InferenceBackend, SamplingParams
 
+from .checkpoints import CheckpointStore, call_key, dumps, loads
 from .episode import BrokenEnv, Episode, EpisodeLimits, action_text
 
 EnvFactory = Callable[[Task], TaskEnv]
 TURN_SEED_STRIDE = 7919
+QUEUE_FACTOR = 10  # a call queued this many stage timeouts without starting is given up
 
 
 @dataclass
@@ -170,13 +178,53 @@ def _turn(backend: InferenceBackend, live: list[Episode], params: SamplingParams
     return actions
 
 
-def _run_all(pool: Executor, fns: list[Callable[[], Any]]) -> None:
-    if len(fns) < 2:
-        for fn in fns:
-            fn()
-        return
-    for f in [pool.submit(fn) for fn in fns]:
-        f.result()
+class _Call:
+    """An env call on the pool that notes when it starts: a stage timeout counts from there,
+    so a call waiting behind others in the pool's queue is never taken for a hung one."""
+
+    def __init__(self, ep: Episode, fn: Callable[[], Any]):
+        self.ep, self.fn, self.started = ep, fn, None
+        self.future: Future | None = None
+
+    def __call__(self) -> Any:
+        self.started = time.monotonic()
+        return self.fn()
+
+    def submit(self, pool: Executor) -> "_Call":
+        self.future = pool.submit(self)
+        return self
+
+    def wait(self, timeout_s: float) -> bool:
+        """True when the call ended; False once it has run ``timeout_s`` without ending, or
+        has waited ``QUEUE_FACTOR * timeout_s`` without starting (every worker of the pool is
+        held by an abandoned call: nothing queued will run)."""
+        queued_until = time.monotonic() + QUEUE_FACTOR * timeout_s
+        while True:
+            started = self.started
+            now = time.monotonic()
+            left = min(0.05, queued_until - now) if started is None else started + timeout_s - now
+            try:
+                self.future.result(timeout=max(0.0, left))
+                return True
+            except FutureTimeout:
+                if started is not None or time.monotonic() >= queued_until:
+                    return False
+
+
+def _run_all(pool: Executor, calls: list[tuple[Episode, Callable[[], Any]]], stage: str,
+             timeout_s: float) -> None:
+    """Run each episode's env call on the pool; a call that has run ``timeout_s`` is
+    abandoned and its episode fails with kind ``timeout`` (its env is then closed by
+    ``finish``, which kills a sandbox and so unblocks the call)."""
+    for call in [_Call(ep, fn).submit(pool) for ep, fn in calls]:
+        if not call.wait(timeout_s):
+            call.ep.timed_out(stage, timeout_s)
+
+
+def _finished(call: _Call, timeout_s: float) -> None:
+    """Wait for an episode's ``finish``; once it has run ``timeout_s``, abandon it."""
+    if not call.wait(timeout_s):
+        call.ep.abandon(timeout_s)
 
 
 class _Admission:
@@ -191,10 +239,11 @@ class _Admission:
     batch composition does not depend on timing.
     """
 
-    def __init__(self, eps: list[Episode], cap: int):
+    def __init__(self, eps: list[Episode], cap: int, verify_timeout_s: float):
         self.waiting, self.cap = list(eps), max(1, cap)
         self.live_sandboxed = 0
-        self.verifying: list[Future] = []  # finish() of sandboxed episodes, oldest first
+        self.verify_timeout_s = verify_timeout_s
+        self.verifying: list[_Call] = []  # finish() of sandboxed episodes, oldest first
 
     @staticmethod
     def sandboxed(ep: Episode) -> bool:
@@ -215,39 +264,100 @@ class _Admission:
         while self.live_sandboxed + len(self.verifying) >= self.cap:
             if not self.verifying:
                 return must  # nothing will free a slot: only an idle engine may overrun
-            self.verifying.pop(0).result()
+            _finished(self.verifying.pop(0), self.verify_timeout_s)
         return True
 
-    def ended(self, ep: Episode, fut: Future) -> None:
-        if self.sandboxed(ep):
+    def ended(self, call: _Call) -> None:
+        if self.sandboxed(call.ep):
             self.live_sandboxed -= 1
-            self.verifying.append(fut)
+            self.verifying.append(call)
+
+
+class _Checkpointer:
+    """Saves a call's episodes every ``every`` rounds and takes them up again (see
+    :mod:`posttrain.rollout.checkpoints`)."""
+
+    def __init__(self, store: CheckpointStore, key: str, every: int):
+        self.store, self.key, self.every = store, key, every
+
+    def save(self, eps: list[Episode], rounds: int, pool: Executor) -> None:
+        if not all(ep.checkpointable for ep in eps):
+            return  # an env that cannot save itself: this call is not checkpointed
+        try:
+            entries = list(pool.map(lambda ep: ep.saved(), eps))  # sandbox exports overlap
+            self.store.save(self.key, dumps({"round": rounds, "episodes": entries}))
+        except Exception:  # a checkpoint that cannot be written costs the resume, not the call
+            pass
+
+    def resume(self, eps: list[Episode]) -> tuple[int, list[Episode], list[Episode]] | None:
+        """``(round, live, waiting)`` restored into ``eps``, or None (nothing usable saved; a
+        blob that fails to restore is dropped, and the caller rebuilds every env)."""
+        blob = self.store.load(self.key)
+        if blob is None:
+            return None
+        try:
+            state = loads(blob)
+            entries = state["episodes"]
+            if len(entries) != len(eps):
+                raise ValueError(f"checkpoint of {len(entries)} episodes for {len(eps)}")
+            for ep, entry in zip(eps, entries):
+                ep.restore(entry)
+        except Exception:  # never half restored: the call starts over on new envs
+            self.store.drop(self.key)
+            for ep in eps:
+                ep._close()
+            raise _RestoreFailed()
+        kinds = [e[0] for e in entries]
+        return (int(state["round"]), [ep for ep, k in zip(eps, kinds) if k == "live"],
+                [ep for ep, k in zip(eps, kinds) if k == "waiting"])
+
+
+class _RestoreFailed(Exception):
+    pass
 
 
 def _play(backend: InferenceBackend, eps: list[Episode], params: SamplingParams, pool: Executor,
-          times: EngineTimes, between_turns: Callable[[], None] | None, cap: int) -> None:
-    gate, live, finishing, rounds = _Admission(eps, cap), [], [], 0
+          times: EngineTimes, between_turns: Callable[[], None] | None, limits: EpisodeLimits,
+          cancelled: Callable[[], bool] | None, ckpt: _Checkpointer | None,
+          start: tuple[int, list[Episode], list[Episode]] | None) -> None:
+    gate = _Admission(eps, limits.max_sandbox_episodes, limits.verify_timeout_s)
+    live: list[Episode] = []
+    finishing: list[_Call] = []
+    rounds = 0
+    if start is not None:  # resumed from a checkpoint: the saved round's live and waiting
+        rounds, live, gate.waiting = start
+        gate.live_sandboxed = sum(map(gate.sandboxed, live))
     while live or gate.waiting:
-        new = gate.take(anything_live=bool(live))
-        t0 = time.perf_counter()
-        _run_all(pool, [ep.reset for ep in new])
-        times.env_s += time.perf_counter() - t0
-        live += new
-        if rounds and between_turns is not None:
-            between_turns()
-        actions = _turn(backend, [ep for ep in live if ep.live], params, times)
-        t0 = time.perf_counter()
-        _run_all(pool, [lambda ep=ep, c=c: ep.step(c, action_text(backend, c, params.stop))
-                        for ep, c in actions])
-        times.env_s += time.perf_counter() - t0
+        if cancelled is not None and cancelled():
+            for ep in live + gate.waiting:
+                ep.cancel("the engine was asked to stop")
+            live, gate.waiting = live + gate.waiting, []
+        else:
+            new = gate.take(anything_live=bool(live))
+            t0 = time.perf_counter()
+            _run_all(pool, [(ep, ep.reset) for ep in new], "reset", limits.step_timeout_s)
+            times.env_s += time.perf_counter() - t0
+            live += new
+            if rounds and between_turns is not None:
+                between_turns()
+            actions = _turn(backend, [ep for ep in live if ep.live], params, times)
+            t0 = time.perf_counter()
+            _run_all(pool, [(ep, lambda ep=ep, c=c: ep.step(c, action_text(backend, c, params.stop)))
+                            for ep, c in actions], "step", limits.step_timeout_s)
+            times.env_s += time.perf_counter() - t0
         for ep in [ep for ep in live if not ep.live]:
-            finishing.append(fut := pool.submit(ep.finish))
-            gate.ended(ep, fut)
+            finishing.append(call := _Call(ep, ep.finish).submit(pool))
+            gate.ended(call)
         live = [ep for ep in live if ep.live]
         rounds += 1
+        if ckpt is not None and rounds % ckpt.every == 0 and live and not (cancelled and cancelled()):
+            for call in finishing:  # every ended episode verified: its record is final
+                _finished(call, limits.verify_timeout_s)
+            gate.verifying.clear()  # (all done; a resumed call starts with none either)
+            ckpt.save(eps, rounds, pool)
     t0 = time.perf_counter()
-    for f in finishing:
-        f.result()
+    for call in finishing:
+        _finished(call, limits.verify_timeout_s)
     times.verify_s += time.perf_counter() - t0
 
 
@@ -255,22 +365,47 @@ def play_groups(backend: InferenceBackend, tasks: Sequence[Task], params: Sampli
                 limits: EpisodeLimits | None = None, make_env: EnvFactory | None = None,
                 env_pool: Executor | None = None,
                 between_turns: Callable[[], None] | None = None,
+                cancelled: Callable[[], bool] | None = None,
+                checkpoints: CheckpointStore | None = None, keep_checkpoint: bool = False,
                 ) -> tuple[list[TrajectoryGroup], EngineTimes]:
-    """``params.n`` scored episodes per task and the wall time of each stage (see above)."""
+    """``params.n`` scored episodes per task and the wall time of each stage (see above).
+
+    ``cancelled``: polled before every round; once true, every episode not yet ended stops
+    (``stop_reason`` and error kind ``cancelled``, not verified, env closed) and the call
+    returns without another policy call.
+
+    ``checkpoints``: with ``limits.checkpoint_every > 0``, the call's episodes are saved there
+    every that many rounds under :func:`~posttrain.rollout.checkpoints.call_key` of the tasks,
+    and a saved state under that key is taken up instead of starting over; the key is dropped
+    when the call returns (``keep_checkpoint``: the caller drops it — the scheduler keeps it
+    to resume a failed group) or kept when it was cancelled."""
     limits = limits or EpisodeLimits()
     make_env = make_env or env_factory(tasks)
     version = int(getattr(backend, "policy_version", 0))
     times = EngineTimes()
-    eps = [_new_episode(t, make_env, limits) for t in tasks for _ in range(params.n)]
+    def fresh() -> list[Episode]:
+        return [_new_episode(t, make_env, limits) for t in tasks for _ in range(params.n)]
+
+    eps = fresh()
+    ckpt = start = None
+    if checkpoints is not None and limits.checkpoint_every > 0:
+        ckpt = _Checkpointer(checkpoints, call_key(tasks, params.seed, params.n),
+                             limits.checkpoint_every)
+        try:
+            start = ckpt.resume(eps)
+        except _RestoreFailed:
+            eps = fresh()
     pool = env_pool or ThreadPoolExecutor(max(1, limits.env_workers), thread_name_prefix="env")
     try:
-        _play(backend, eps, params, pool, times, between_turns, limits.max_sandbox_episodes)
+        _play(backend, eps, params, pool, times, between_turns, limits, cancelled, ckpt, start)
     finally:
-        if env_pool is None:
-            pool.shutdown(wait=True)
+        if env_pool is None:  # a hung, abandoned call must not hang the caller too
+            pool.shutdown(wait=not any(ep.abandoned for ep in eps))
         for ep in eps:  # an exception above (a bug, KeyboardInterrupt) must not leak envs
             if ep.trajectory is None:
                 ep._close()
+    if ckpt is not None and not keep_checkpoint and not (cancelled and cancelled()):
+        checkpoints.drop(ckpt.key)
     n = params.n
     trajs: list[Trajectory] = [ep.trajectory for ep in eps]  # type: ignore[misc]
     return [TrajectoryGroup(task=t, trajectories=tuple(trajs[i * n:(i + 1) * n]),

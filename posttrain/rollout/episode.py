@@ -16,10 +16,13 @@ Guarantees:
 - stop reasons: ``done`` (the env ended it), ``max_tokens`` (the env ended it on a turn cut
   by the token cap, or the episode's action tokens reached ``limits.max_total_tokens``),
   ``max_turns`` (``limits.max_turns`` or the env's own budget), ``timeout`` (episode wall
-  time, checked between turns), ``error`` (a failure at a boundary, recorded as
-  :class:`~posttrain.core.errors.ErrorInfo` classified by :func:`~posttrain.core.errors.classify`);
-- ``verify`` runs on the live env, exactly once, after the last step; ``close`` runs exactly
-  once whatever happened (a failing close is counted in ``timings["close_failed"]``, never
+  time, checked between turns: the policy ran out of time, a task outcome), ``cancelled``
+  (the caller asked the engine to stop; error kind ``cancelled``), ``error`` (a failure at
+  a boundary, recorded as :class:`~posttrain.core.errors.ErrorInfo` classified by
+  :func:`~posttrain.core.errors.classify`; an env call or a verification that outlived its
+  stage timeout is kind ``timeout``, an infrastructure failure the scheduler retries);
+- ``verify`` runs on the live env, exactly once, after the last step; ``close`` runs
+  whatever happened (once, or a second time to kill a sandbox whose call hung) (a failing close is counted in ``timings["close_failed"]``, never
   raised); an episode that failed is not verified (its trajectory carries the error);
 - ``turn.info`` has ``format_ok`` (default: the turn ended on its own and is non-empty; an
   env's own value wins), ``finish_reason`` and ``context_compacted``; the trajectory's
@@ -30,6 +33,7 @@ What it does not do: call the policy (the engine does), retry (the scheduler doe
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
@@ -54,6 +58,9 @@ class EpisodeLimits:
     max_sandbox_episodes: int = 8  # live sandboxed episodes at once: at most half the pool
     infra_retries: int = 2  # replays of a group whose episode hit an infrastructure failure
     retry_backoff_s: float = 0.5  # base of the exponential backoff between those replays
+    step_timeout_s: float = 120.0  # one env reset/step call; longer: abandoned, kind "timeout"
+    verify_timeout_s: float = 300.0  # one verification (and close); longer: abandoned likewise
+    checkpoint_every: int = 4  # rounds between checkpoints of a call's episodes; 0: never
 
 
 class BrokenEnv:
@@ -88,6 +95,9 @@ class Episode:
         self.compacted = False
         self.tools: tuple = ()  # the tool specs of reset(), offered on every turn
         self.trajectory: Trajectory | None = None
+        self._sealed = threading.Lock()  # the first of finish() and abandon() sets trajectory
+        self.abandoned = False  # a call timed out: what the hung call does later is ignored
+        self.resumed_at: int | None = None  # turns restored from a checkpoint
 
     @property
     def live(self) -> bool:
@@ -96,6 +106,34 @@ class Episode:
     def fail(self, exc: BaseException, boundary: str) -> None:
         self.stop, self.error = "error", classify(exc, boundary)
 
+    def timed_out(self, stage: str, seconds: float) -> None:
+        """An env call of this episode outlived its stage timeout: the episode fails with kind
+        ``timeout`` (infrastructure: the scheduler plays the group again)."""
+        self.abandoned = True
+        self.stop = "error"
+        self.error = ErrorInfo("timeout", f"{stage} took longer than {seconds:g} s (abandoned)")
+
+    def cancel(self, why: str) -> None:
+        """End a live (or never started) episode: not verified, its env closed by finish()."""
+        if self.live:
+            self.stop, self.error = "cancelled", ErrorInfo("cancelled", why)
+
+    def abandon(self, seconds: float) -> Trajectory:
+        """The record of an episode whose finish() hung: a verifier timeout, not a Score of 0.
+        Closes the env again (killing a sandbox unblocks the hung call); a finish() that ends
+        later changes nothing."""
+        self.abandoned = True
+        with self._sealed:
+            if self.trajectory is None:
+                err = ErrorInfo("timeout", f"verification took longer than {seconds:g} s (abandoned)")
+                self.timings["wall_s"] = time.perf_counter() - self.t0
+                self.trajectory = Trajectory(
+                    task=self.task, turns=tuple(self.turns), stop_reason=self.stop or "error",
+                    error=self.error, timings=dict(self.timings),
+                    score=Score(0.0, reason="verifier timed out", error=err))
+        self._close()
+        return self.trajectory
+
     def reset(self) -> None:
         t0 = time.perf_counter()
         try:
@@ -103,7 +141,8 @@ class Episode:
             self.tools = tuple(self.obs.tools)
             self.ctx = EpisodeContext(self.obs.messages, self.limits.context)
         except Exception as exc:  # the env boundary: a broken env is this episode's error
-            self.fail(exc, "env")
+            if not self.abandoned:
+                self.fail(exc, "env")
         finally:
             self.timings["env_s"] += time.perf_counter() - t0
 
@@ -124,13 +163,18 @@ class Episode:
         try:
             res = call_maybe_async(self.env.step, c)
         except Exception as exc:  # the env boundary (a sandbox error keeps its own kind)
-            self.turns.append(Turn(self.obs, c, 0.0, {"finish_reason": c.finish_reason}))
-            self.fail(exc, "env")
+            if not self.abandoned:
+                self.turns.append(Turn(self.obs, c, 0.0, {"finish_reason": c.finish_reason}))
+                self.fail(exc, "env")
             return
         finally:
             self.timings["env_s"] += time.perf_counter() - t0
+        if self.abandoned:  # the engine gave up on this call and already ended the episode
+            return
         info = {"format_ok": c.finish_reason == "stop" and bool(c.text.strip()), **dict(res.info),
                 "finish_reason": c.finish_reason, "context_compacted": self.compacted}
+        if self.resumed_at is not None and len(self.turns) == self.resumed_at:
+            info["resumed_from_turn"] = self.resumed_at  # the first turn after a checkpoint
         self.turns.append(Turn(self.obs, c, float(res.reward), info))
         self.tokens += len(c.token_ids_T)
         replies = tuple(res.observation.messages) if res.observation is not None else ()
@@ -168,9 +212,47 @@ class Episode:
         finally:
             self.timings["verify_s"] = time.perf_counter() - t0
             self._close()
-        self.timings["wall_s"] = time.perf_counter() - self.t0
-        self.trajectory = replace(traj, score=score, timings=dict(self.timings))
+        with self._sealed:
+            if self.trajectory is None:  # else abandon() already recorded a timeout
+                self.timings["wall_s"] = time.perf_counter() - self.t0
+                self.trajectory = replace(traj, score=score, timings=dict(self.timings))
         return self.trajectory
+
+    # ------------------------------------------------------------------ checkpoints
+    @property
+    def checkpointable(self) -> bool:
+        """Whether :meth:`saved` can record this episode now."""
+        if self.trajectory is not None or self.ctx is None:
+            return True  # ended (its record) or not started (nothing to keep)
+        return callable(getattr(self.env, "checkpoint_state", None))
+
+    def saved(self) -> tuple:
+        """This episode for a checkpoint (:mod:`posttrain.rollout.checkpoints`): ``("done",
+        trajectory)``, ``("waiting",)`` before its reset, or ``("live", state)``."""
+        if self.trajectory is not None:
+            return ("done", self.trajectory)
+        if self.ctx is None:
+            return ("waiting",)
+        return ("live", {"turns": list(self.turns), "tokens": self.tokens, "ctx": self.ctx,
+                         "obs": self.obs, "tools": self.tools, "timings": dict(self.timings),
+                         "elapsed_s": time.perf_counter() - self.t0,
+                         "env": self.env.checkpoint_state()})
+
+    def restore(self, entry: tuple) -> None:
+        """Take up :meth:`saved` output on this (fresh) episode; raises when the env cannot."""
+        if entry[0] == "done":
+            self.trajectory, self.stop = entry[1], entry[1].stop_reason
+            self._close()
+        elif entry[0] == "live":
+            d = entry[1]
+            call_maybe_async(self.env.reset)  # the env's own start, then its saved state on top
+            self.env.restore_state(d["env"])
+            self.turns, self.tokens, self.ctx = list(d["turns"]), d["tokens"], d["ctx"]
+            self.ctx.config = self.limits.context
+            self.obs, self.tools = d["obs"], tuple(d["tools"])
+            self.timings = {**d["timings"], "checkpoint_resumed": 1.0}
+            self.t0 = time.perf_counter() - d["elapsed_s"]
+            self.resumed_at = len(self.turns)
 
     def _close(self) -> None:
         close = getattr(self.env, "close", None)

@@ -1,8 +1,9 @@
-"""Validated configuration of the global curriculum and the local scheduler.
+"""Validated configuration of the global curriculum (the local level's settings are run-config
+sections: ``episode`` for budgets, timeouts, retries and checkpoints, ``filters``).
 
 Both are pydantic models (they cross a boundary: YAML run configs, JSON checkpoints). A bad
 value fails at construction with a :class:`~posttrain.core.errors.ConfigError` that names the
-field, the value and what is allowed (:func:`curriculum_config` / :func:`local_config`).
+field, the value and what is allowed (:func:`curriculum_config`).
 Every field is described in ``docs/scheduler.md``.
 
 Guarantees: thresholds are ordered (``demote_at < promote_at``), shares are fractions, stage
@@ -112,45 +113,8 @@ class CurriculumConfig(_Strict):
         return self
 
 
-class LocalConfig(_Strict):
-    """The local scheduler: bounded, retried, filtered execution of episodes."""
-
-    min_concurrency: int = Field(1, ge=1)
-    max_concurrency: int = Field(8, ge=1)
-    max_attempts: int = Field(3, ge=1, description="attempts per item for infrastructure failures")
-    backoff_base_s: float = Field(0.5, ge=0.0)
-    backoff_max_s: float = Field(30.0, ge=0.0)
-    lease_s: float = Field(60.0, gt=0.0, description="a claim not renewed within it is re-queued")
-    episode_timeout_s: float = Field(600.0, gt=0.0, description="soft: the episode is asked to stop")
-    hard_grace_s: float = Field(30.0, ge=0.0, description="after the soft timeout: abandoned, retried")
-    queue_timeout_s: float | None = Field(None, gt=0.0, description="queued longer: failed, not run")
-    poll_s: float = Field(0.01, gt=0.0)
-    low_watermark: int = Field(2, ge=0, description="ready groups below it: more concurrency")
-    high_watermark: int = Field(16, ge=1, description="ready groups at it: stop claiming, less concurrency")
-    min_group_size: int = Field(2, ge=1, description="usable trajectories a group needs to be kept")
-    filter_truncated: bool = True
-    filter_zero_variance: bool = True
-    dedup_within_group: bool = False
-    dedup_memory: int = Field(100_000, ge=0, description="group hashes remembered across deliveries")
-
-    @model_validator(mode="after")
-    def _bounds(self) -> "LocalConfig":
-        if self.min_concurrency > self.max_concurrency:
-            raise ValueError(f"min_concurrency ({self.min_concurrency}) > max_concurrency ({self.max_concurrency})")
-        if self.low_watermark >= self.high_watermark:
-            raise ValueError(f"low_watermark ({self.low_watermark}) must be below high_watermark ({self.high_watermark})")
-        return self
-
-
 def curriculum_config(data: dict[str, Any] | CurriculumConfig | None = None) -> CurriculumConfig:
     """Validate a curriculum config; errors are ConfigErrors naming field, value and allowed."""
     if isinstance(data, CurriculumConfig):
         return data
     return validate_config(dict(data or {}), CurriculumConfig)
-
-
-def local_config(data: dict[str, Any] | LocalConfig | None = None) -> LocalConfig:
-    """Validate a local-scheduler config (see :func:`curriculum_config`)."""
-    if isinstance(data, LocalConfig):
-        return data
-    return validate_config(dict(data or {}), LocalConfig)

@@ -30,6 +30,7 @@ so leases survive a restart).
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 import threading
@@ -330,3 +331,41 @@ class _Transaction:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+class WorkStoreCheckpoints:
+    """Episode checkpoints (:mod:`posttrain.rollout.checkpoints`) as named state of a
+    :class:`WorkStore` file (opened by path, so every producer process can use it; picklable
+    by its path)."""
+
+    PREFIX = "episodes/"
+
+    def __init__(self, path: str):
+        self.path = path
+        self._store: Any = None
+
+    def _open(self) -> "WorkStore":
+        if self._store is None:
+            self._store = WorkStore(self.path)
+        return self._store
+
+    def save(self, key: str, blob: bytes) -> None:
+        self._open().put_state(self.PREFIX + key, base64.b64encode(blob).decode("ascii"))
+
+    def load(self, key: str) -> bytes | None:
+        got = self._open().get_state(self.PREFIX + key)
+        return base64.b64decode(got) if got else None
+
+    def drop(self, key: str) -> None:
+        self._open().put_state(self.PREFIX + key, None)
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"path": self.path}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.path, self._store = state["path"], None

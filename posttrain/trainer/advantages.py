@@ -1,4 +1,5 @@
-"""Outcome advantages from group rewards, and the DAPO zero-variance group filter.
+"""Outcome advantages from group rewards (the zero-variance group filter is in
+:mod:`posttrain.scheduler.filters`, with the other filters of the training path).
 
 Every registered estimator has one signature, batch-level so that estimators that need the
 whole batch (REINFORCE++) fit the same slot::
@@ -112,19 +113,3 @@ def compute_advantages(groups: Sequence[TrajectoryGroup], name: str = "grpo",
             full[i] = float(a)
         out.append(full)
     return out
-
-
-def filter_zero_variance(groups: Sequence[TrajectoryGroup]) -> tuple[list[TrajectoryGroup], int]:
-    """DAPO dynamic sampling filter: keep groups whose usable rewards are not all equal.
-
-    A group whose usable trajectories all scored the same (or that has fewer than two usable
-    trajectories) has zero group-relative advantage everywhere and only dilutes the batch.
-    Returns ``(kept_groups, number_dropped)``; DAPO then samples more groups to refill the
-    batch — that is the caller's (the loop's) job.
-    """
-    kept = []
-    for group in groups:
-        rewards = [t.reward for t in group.trajectories if t.usable]
-        if len(rewards) >= 2 and max(rewards) > min(rewards):
-            kept.append(group)
-    return kept, len(groups) - len(kept)

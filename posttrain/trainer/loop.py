@@ -64,19 +64,20 @@ from typing import Any, Callable
 
 import torch
 
-from posttrain.core.config import AsyncConfig, RLConfig
+from posttrain.core.config import AsyncConfig, FilterConfig, RLConfig
 from posttrain.core.errors import ConfigError
 from posttrain.core.types import TrajectoryGroup
 from posttrain.inference.base import InferenceBackend
 from posttrain.rollout import EpisodeLimits
 from posttrain.scheduler.ledger import OutcomeLedger
 from posttrain.scheduler.store import WorkStore
-from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
+from posttrain.scheduler.filters import WHY
+from posttrain.trainer.advantages import compute_advantages
 from posttrain.trainer.batch import build_policy_batch
 from posttrain.trainer.losses import get_algorithm
 from posttrain.trainer.producers import POOLS, Job, JobResult, ProducerPool, RolloutSettings
 from posttrain.trainer.reference_loop import (MetricsFn, RLState, frozen_reference, policy_update,
-                                              rollout_metrics, sampling_params)
+                                              rollout_metrics, sampling_params, step_filter)
 from posttrain.trainer.store_pool import StorePool
 from posttrain.trainer.tasks import TaskStream
 
@@ -151,20 +152,21 @@ def _task_stats(task: Any, group: TrajectoryGroup | None = None) -> dict[str, An
             "reward_mean": sum(rewards) / len(rewards) if rewards else None}
 
 
-def _record(ledger: TaskLedger | None, job: int, groups, trained_ids: set[int], stale, max_lag) -> None:
+def _record(ledger: TaskLedger | None, job: int, groups, dropped: dict[int, str], stale,
+            max_lag) -> None:
     if ledger is None:
         return
     stale_lag = {id(g): lag for g, lag in stale}
     rows = []
-    for g in groups:
+    for i, g in enumerate(groups):
         if not any(t.usable for t in g.trajectories):
             outcome, reason = "failed", _failure_reason(g)
         elif id(g) in stale_lag:
             outcome, reason = "dropped", f"stale: lag {stale_lag[id(g)]} > {max_lag}"
-        elif id(g) in trained_ids:
-            outcome, reason = "trained", ""
+        elif i in dropped:
+            outcome, reason = "dropped", WHY[dropped[i]]
         else:
-            outcome, reason = "dropped", "zero variance (no group-relative signal)"
+            outcome, reason = "trained", ""
         rows.append({"job": job, "task": g.task.key, "outcome": outcome, "reason": reason,
                      **_task_stats(g.task, g)})
     ledger.record_many(rows)
@@ -173,18 +175,19 @@ def _record(ledger: TaskLedger | None, job: int, groups, trained_ids: set[int], 
 def train_on_result(result: JobResult, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                     rl: RLConfig, state: RLState, cfg: AsyncConfig, *, pad_id: int,
                     ref_model: Any = None, lr_scheduler: Any = None,
-                    ledger: TaskLedger | None = None) -> dict[str, float]:
+                    ledger: TaskLedger | None = None, filters: FilterConfig | None = None,
+                    ) -> dict[str, float]:
     """The trainer's half of one step (the reference ``rl_step`` after sampling)."""
     algo = get_algorithm(rl.algorithm)
     groups = list(result.groups)
     metrics = rollout_metrics(groups)
-    kept, weights, lags, stale = _staleness(groups, state.policy_version, rl.max_policy_lag, cfg)
-    if rl.filter_zero_variance or algo.filter_zero_variance:
-        informative, dropped = filter_zero_variance(kept)
-        metrics["rollout/zero_variance_groups"] = float(dropped)
-        keep_ids = {id(g) for g in informative}
-        weights = [w for g, w in zip(kept, weights) if id(g) in keep_ids]
-        kept = informative
+    fresh, weights, lags, stale = _staleness(groups, state.policy_version, rl.max_policy_lag, cfg)
+    chosen = step_filter(rl, filters).apply(fresh)
+    metrics.update(chosen.metrics())
+    kept = chosen.kept
+    weights = [[weights[p][i] for i in idx] for p, idx in zip(chosen.positions, chosen.kept_trajectories)]
+    at = {id(g): i for i, g in enumerate(groups)}
+    dropped = {at[id(fresh[p])]: why for p, why in chosen.dropped.items()}
     batch = None
     if kept:
         batch = build_policy_batch(kept, compute_advantages(kept, algo.advantage), pad_id, weights)
@@ -194,7 +197,7 @@ def train_on_result(result: JobResult, model: torch.nn.Module, optimizer: torch.
                                      lr_scheduler, state.policy_version))
     else:  # nothing trainable (e.g. every completion empty): a step without an update
         metrics["loss/skipped"] = 1.0
-    _record(ledger, result.index, groups, {id(g) for g in kept}, stale, rl.max_policy_lag)
+    _record(ledger, result.index, groups, dropped, stale, rl.max_policy_lag)
     if result.error is not None:
         metrics["async/failed_jobs"] = 1.0
     metrics["async/lag_mean"] = sum(lags) / len(lags) if lags else 0.0
@@ -347,7 +350,7 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
                 ledger: TaskLedger | None = None, pool: ProducerPool | None = None,
                 on_groups: Callable[[list[TrajectoryGroup]], None] | None = None,
                 work_store: WorkStore | None = None, ref_model: torch.nn.Module | None = None,
-                limits: EpisodeLimits | None = None) -> RLState:
+                limits: EpisodeLimits | None = None, filters: FilterConfig | None = None) -> RLState:
     """Run ``rl.steps`` steps (resuming from ``state.step``) with producers off the trainer.
 
     ``on_groups`` sees each step's verified groups, as in the reference loop. ``work_store``:
@@ -365,8 +368,9 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
     ledger = OutcomeLedger(work_store) if ledger is None and work_store is not None else ledger
     if ledger is not None:
         ledger.truncate(state.step)
-    settings = settings or RolloutSettings(limits=limits or EpisodeLimits(),
-                                           partial_rollouts=cfg.partial_rollouts)
+    settings = settings or RolloutSettings(
+        limits=limits or EpisodeLimits(), partial_rollouts=cfg.partial_rollouts,
+        checkpoint_path=work_store.path if work_store is not None else None)
     pool = _resolve_pool(cfg, backend, model, state, rl, settings, pool, work_store)
     if ref_model is None and rl.kl_coef > 0:
         ref_model = frozen_reference(model)
@@ -382,7 +386,8 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
                 on_groups(list(result.groups))
             t1 = time.perf_counter()
             metrics = train_on_result(result, model, optimizer, rl, state, cfg, pad_id=pad_id,
-                                      ref_model=ref_model, lr_scheduler=lr_scheduler, ledger=ledger)
+                                      ref_model=ref_model, lr_scheduler=lr_scheduler, ledger=ledger,
+                                      filters=filters)
             t_update = time.perf_counter() - t1
             state.step += 1
             state.policy_version += 1

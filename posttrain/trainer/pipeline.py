@@ -244,7 +244,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
             rl_offset = cfg.sft.steps  # RL steps continue the SFT step axis in the logs
             common = dict(pad_id=pad_id, seed=cfg.seed, state=state, lr_scheduler=schedule,
                           on_step=_rl_logger(cfg, model, tokenizer, writer, rl_offset),
-                          limits=episode_limits(cfg.episode),
+                          limits=episode_limits(cfg.episode), filters=cfg.filters,
                           checkpoint=checkpoint, checkpoint_every=cfg.rl.checkpoint_every,
                           progress=bar.advance("rl", start=state.step), on_groups=keep_groups,
                           ref_model=ref_model)

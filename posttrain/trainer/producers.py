@@ -23,8 +23,9 @@ Guarantees: an ``exact`` job is sampled with the weights of version ``min_versio
 nothing else (a re-run after a worker died too), so its result depends on the job alone,
 not on which producer took it or when; every submitted job yields exactly one JobResult —
 its groups, or ``error`` with the reason — unless the pool is closed first; ``close()``
-stops taking jobs, lets running ones end (threads are joined for ``timeout`` s, processes
-terminated after it) and shuts the env pool last. Not covered: killing a hung thread
+stops taking jobs, cancels the episodes of running ones at their next round (the engine's
+``cancelled``: envs closed, nothing delivered; threads are joined for ``timeout`` s,
+processes terminated after it) and shuts the env pool last. Not covered: killing a hung thread
 (Python cannot).
 """
 
@@ -44,6 +45,7 @@ from posttrain.core.registry import Registry
 from posttrain.core.types import Task, TrajectoryGroup
 from posttrain.inference.base import SamplingParams
 from posttrain.rollout import EpisodeLimits
+from posttrain.scheduler.store import WorkStoreCheckpoints
 from posttrain.scheduler.rollouts import play_scheduled
 from posttrain.trainer.weight_sync import InProcessWeightSync, SharedMemoryWeightSync, WeightSync
 
@@ -81,6 +83,7 @@ class RolloutSettings:
 
     make_env: Callable[[Task], Any] | None = None
     limits: EpisodeLimits = field(default_factory=EpisodeLimits)
+    checkpoint_path: str | None = None  # the run's work store: episode checkpoints survive a kill
     partial_rollouts: bool = False
     backend_factory: Callable[[Any, Any], Any] | None = None  # (model, tokenizer) -> backend
 
@@ -120,9 +123,17 @@ def produce(job: Job, backend: Any, sync: WeightSync, settings: RolloutSettings,
     weights_wait = time.perf_counter() - t0
     # newer weights between turns is free-running only: the loop refuses it with exact jobs
     between = (lambda: sync.pull(backend)) if settings.partial_rollouts and not job.exact else None
-    groups, times, stats = play_scheduled(backend, job.tasks, job.params, limits=settings.limits,
-                                          make_env=settings.make_env, env_pool=env_pool,
-                                          between_turns=between)
+    ckpts = WorkStoreCheckpoints(settings.checkpoint_path) if settings.checkpoint_path else None
+    try:
+        groups, times, stats = play_scheduled(backend, job.tasks, job.params, limits=settings.limits,
+                                              make_env=settings.make_env, env_pool=env_pool,
+                                              between_turns=between, cancelled=stopped,
+                                              checkpoints=ckpts)
+    finally:
+        if ckpts is not None:
+            ckpts.close()
+    if stopped():  # the pool is closing: its episodes were cancelled, nothing to deliver
+        raise Stopped(f"job {job.index}")
     return JobResult(job.index, tuple(groups), {**times.as_dict(), "weights_wait_s": weights_wait},
                      worker, attempts=job.attempt, stats=stats)
 

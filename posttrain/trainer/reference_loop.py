@@ -9,8 +9,10 @@ One step:
 2. play ``group_size`` episodes per task with the inference backend (behaviour policy = the
    current weights), each verified on its live env (the one episode engine, with groups
    hit by an infrastructure failure played again: :func:`posttrain.scheduler.rollouts.play_scheduled`);
-3. optionally drop groups whose rewards are all equal (DAPO's dynamic filter: they carry
-   no group-relative signal);
+3. filter (:class:`~posttrain.scheduler.filters.GroupFilter`, the run's ``filters``
+   section): failed, truncated or duplicate trajectories and groups with too few usable
+   samples or — DAPO's dynamic filter — all-equal rewards (no group-relative signal), each
+   drop counted in ``filter/*``;
 4. advantages per the algorithm's estimator; a padded :class:`PolicyBatch`;
 5. ``ppo_epochs`` passes of the algorithm's loss against the behaviour logprobs, with
    gradient clipping; an optional KL term to a frozen reference model (k3);
@@ -36,12 +38,13 @@ from typing import Any, Callable
 
 import torch
 
-from posttrain.core.config import RLConfig
+from posttrain.core.config import FilterConfig, RLConfig
 from posttrain.core.types import TrajectoryGroup
 from posttrain.inference.base import InferenceBackend, SamplingParams
 from posttrain.rollout import EpisodeLimits
+from posttrain.scheduler.filters import GroupFilter
 from posttrain.scheduler.rollouts import play_scheduled
-from posttrain.trainer.advantages import compute_advantages, filter_zero_variance
+from posttrain.trainer.advantages import compute_advantages
 from posttrain.trainer.batch import PolicyBatch, build_policy_batch, without_zero_advantage_rows
 from posttrain.trainer.shared_prefix import frozen_policy_logprobs, policy_logprobs
 from posttrain.trainer.losses import LOSSES, LossConfig, get_algorithm
@@ -132,10 +135,12 @@ def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: I
             stream: TaskStream, rl: RLConfig, state: RLState, *, pad_id: int, seed: int = 0,
             ref_model: torch.nn.Module | None = None, lr_scheduler: Any = None,
             on_groups: Callable[[list[TrajectoryGroup]], None] | None = None,
-            limits: EpisodeLimits | None = None) -> dict[str, float]:
+            limits: EpisodeLimits | None = None, filters: FilterConfig | None = None,
+            ) -> dict[str, float]:
     """One synchronous RL step; mutates ``model``, ``optimizer``, ``stream``, ``state``.
 
-    ``on_groups`` sees the step's verified groups (e.g. to keep them for an audit)."""
+    ``on_groups`` sees the step's verified groups, before filtering (e.g. to keep them for
+    an audit)."""
     algo = get_algorithm(rl.algorithm)
     t0 = time.perf_counter()
     tasks = stream.next(rl.prompts_per_step)
@@ -146,10 +151,9 @@ def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: I
     metrics = {**rollout_metrics(groups), **retries}
     if on_groups is not None:
         on_groups(groups)
-    kept = groups
-    if rl.filter_zero_variance or algo.filter_zero_variance:
-        kept, dropped = filter_zero_variance(groups)
-        metrics["rollout/zero_variance_groups"] = float(dropped)
+    chosen = step_filter(rl, filters).apply(groups)
+    metrics.update(chosen.metrics())
+    kept = chosen.kept
     t1 = time.perf_counter()
     batch = build_policy_batch(kept, compute_advantages(kept, algo.advantage), pad_id) if kept else None
     if batch is not None and batch.num_rows:
@@ -172,6 +176,12 @@ def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: I
     return metrics
 
 
+def step_filter(rl: RLConfig, filters: FilterConfig | None) -> GroupFilter:
+    """The run's filters, zero-variance included when the config or the algorithm asks."""
+    algo = get_algorithm(rl.algorithm)
+    return GroupFilter(filters, zero_variance=rl.filter_zero_variance or algo.filter_zero_variance)
+
+
 def frozen_reference(model: torch.nn.Module) -> torch.nn.Module:
     """A frozen copy of the policy (the KL reference)."""
     ref = copy.deepcopy(model).eval()
@@ -186,7 +196,8 @@ def train_rl(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: 
              checkpoint: Callable[[RLState], None] | None = None, checkpoint_every: int = 0,
              lr_scheduler: Any = None, progress: Callable[[int], None] | None = None,
              on_groups: Callable[[list[TrajectoryGroup]], None] | None = None,
-             limits: EpisodeLimits | None = None, ref_model: torch.nn.Module | None = None) -> RLState:
+             limits: EpisodeLimits | None = None, ref_model: torch.nn.Module | None = None,
+             filters: FilterConfig | None = None) -> RLState:
     """Run ``rl.steps`` steps (resuming from ``state.step``).
 
     ``ref_model``: the KL reference; default a frozen copy of ``model`` as it is now, which is
@@ -197,7 +208,7 @@ def train_rl(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: 
     while state.step < rl.steps:
         metrics = rl_step(model, optimizer, backend, stream, rl, state, pad_id=pad_id, seed=seed,
                           ref_model=ref_model, lr_scheduler=lr_scheduler, on_groups=on_groups,
-                          limits=limits)
+                          limits=limits, filters=filters)
         if on_step is not None:
             on_step(state.step, metrics)
         if checkpoint is not None and checkpoint_every and state.step % checkpoint_every == 0:

@@ -54,7 +54,10 @@ def episode_limits(episode: EpisodeConfig) -> EpisodeLimits:
                          timeout_s=episode.timeout_s, context=ctx, env_workers=episode.env_workers,
                          max_sandbox_episodes=episode.max_sandbox_episodes,
                          infra_retries=episode.infra_retries,
-                         retry_backoff_s=episode.retry_backoff_s)
+                         retry_backoff_s=episode.retry_backoff_s,
+                         step_timeout_s=episode.step_timeout_s,
+                         verify_timeout_s=episode.verify_timeout_s,
+                         checkpoint_every=episode.checkpoint_every)
 
 
 # registry-valued fields ------------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 Over EVERY multi-turn domain (each domain with an env of its own), a scripted policy that
 replays the domain's reference actions must get the same Score through: the reference loop,
-the async loop at lag 0 and lag 2 with thread and process producers, held-out evaluation
-and the evaluation runner of ``posttrain eval run``; a scripted wrong policy must get the
-same low Score everywhere. After each run no sandbox lease is held, and at the end no
+the async loop at lag 0 and lag 2 with thread and process producers, held-out evaluation,
+the evaluation runner and the ``posttrain eval run --backend reference|wrong`` command itself;
+a scripted wrong policy must get the same low Score everywhere. After each run no sandbox lease is held, and at the end no
 sandbox process of this test is left.
 """
 
@@ -23,7 +23,7 @@ from posttrain.eval.regression import DomainSet, RegressionSet
 from posttrain.eval.runner import EvalSpec, evaluate
 from posttrain.models.tiny import build_tiny_model
 from posttrain.rollout import EpisodeLimits, ScriptedPolicy
-from posttrain.tools.calls import format_answer
+from posttrain.eval.select import reference_script, wrong_script
 from posttrain.trainer.heldout import heldout_accuracy
 from posttrain.trainer.loop import train_async
 from posttrain.trainer.optim import optimizer_from_config
@@ -43,12 +43,7 @@ def _task(dom):
 TASKS = [_task(d) for d in DOMS]
 
 
-def reference(task):
-    return get_domain(task.domain).reference_actions(task)
-
-
-def wrong(task):
-    return [format_answer("I cannot do this task")]
+reference, wrong = reference_script, wrong_script  # the scripts `eval run --backend` replays
 
 
 class _Stream:
@@ -126,6 +121,28 @@ def _via_eval(script, tmp: Path):
     return {did: block["mean_reward"]["value"] for did, block in res["domains"].items()}
 
 
+def _via_cli(script, tmp: Path):
+    """``posttrain eval run --backend reference|wrong`` on the same tasks (a regression set)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from posttrain.cli.main import app
+
+    rset = RegressionSet(domains={d.id: DomainSet(domain=d.id, version=int(d.id.rsplit("-v", 1)[1]),
+                                                   items=[(list(d.difficulties)[0], 0)])
+                                  for d in DOMS})
+    path = rset.save(tmp / "rset.json")
+    name = "reference" if script is reference else "wrong"
+    res = CliRunner().invoke(app, ["eval", "run", "--backend", name, "--regression-set", str(path),
+                                   "--n", "1", "--k", "1", "--max-new-tokens", "64",
+                                   "--max-turns", str(LIMITS.max_turns), "--no-cache",
+                                   "--out", str(tmp / "cli"), "--json"])
+    assert res.exit_code == 0, res.output[-2000:]
+    out = json.loads(res.stdout)
+    return {did: block["mean_reward"]["value"] for did, block in out["domains"].items()}
+
+
 def _leases():
     return shared_pool().metrics()["sandbox/in_use"]
 
@@ -171,7 +188,8 @@ def test_same_score_through_every_caller_over_every_multi_turn_domain(script, fl
             assert s.value == base[did].value and dict(s.components) == dict(base[did].components), (
                 name, did, s.value, base[did].value)
     values = {did: s.value for did, s in base.items()}
-    for name, got in (("heldout", _via_heldout(script)), ("eval run", _via_eval(script, tmp_path))):
+    for name, got in (("heldout", _via_heldout(script)), ("eval runner", _via_eval(script, tmp_path)),
+                      ("posttrain eval run", _via_cli(script, tmp_path))):
         assert got == pytest.approx(values, abs=1e-12), name
         assert _leases() == 0, name
     if floor is None:

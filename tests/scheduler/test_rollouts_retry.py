@@ -48,7 +48,8 @@ def _run(breaks_for, answer=None, retries=2):
 def test_a_group_hit_by_a_sandbox_failure_is_played_again():
     # task 1's first env breaks: its whole group (2 episodes) is replayed once
     groups, _, stats = _run(lambda t: 1 if t.seed == 1 else 0)
-    assert stats == {"rollout/retried_groups": 1.0, "rollout/infra_failed_groups": 0.0}
+    assert stats == {"rollout/retried_groups": 1.0, "rollout/infra_failed_groups": 0.0,
+                     "rollout/resumed_episodes": 0.0}  # one turn: nothing to resume from
     assert [g.task for g in groups] == TASKS
     assert all(t.usable and t.reward == 1.0 for g in groups for t in g.trajectories)
     assert Flaky.made == {TASKS[0].key: 2, TASKS[1].key: 4, TASKS[2].key: 2}
@@ -56,7 +57,8 @@ def test_a_group_hit_by_a_sandbox_failure_is_played_again():
 
 def test_a_permanent_failure_stops_after_the_retries_and_stays_recorded():
     groups, _, stats = _run(lambda t: 99 if t.seed == 2 else 0, retries=2)
-    assert stats == {"rollout/retried_groups": 2.0, "rollout/infra_failed_groups": 1.0}
+    assert stats == {"rollout/retried_groups": 2.0, "rollout/infra_failed_groups": 1.0,
+                     "rollout/resumed_episodes": 0.0}
     assert Flaky.made[TASKS[2].key] == 2 * 3  # first attempt + 2 retries, 2 episodes each
     bad = groups[2].trajectories
     assert all(t.error is not None and t.error.kind == "sandbox" and not t.usable for t in bad)

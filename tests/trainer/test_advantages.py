@@ -5,7 +5,7 @@ import math
 import pytest
 from trainer_helpers import group, traj
 
-from posttrain.trainer.advantages import ADVANTAGES, compute_advantages, filter_zero_variance
+from posttrain.trainer.advantages import ADVANTAGES, compute_advantages
 
 # Two groups used throughout:
 #   A = [1, 0, 0, 1]: mean 0.5, sample std sqrt((4 * 0.25) / 3) = 0.577350
@@ -62,16 +62,6 @@ def test_compute_advantages_skips_unusable_trajectories():
     adv = compute_advantages([g], "grpo")
     # Usable rewards (1, 0): mean .5, sample std sqrt(.5) = .707107 -> ±0.707107; unusable -> 0
     _close(adv, [[0.707107, -0.707107, 0.0]])
-
-
-def test_filter_zero_variance_keeps_only_informative_groups():
-    informative = group(traj([1], [2], 0.0), traj([1], [2], 1.0))
-    all_right = group(traj([1], [2], 1.0), traj([1], [2], 1.0), traj([1], [2], 1.0))
-    only_error_differs = group(traj([1], [2], 0.0), traj([1], [2], 0.0), traj([1], [2], 1.0, error=True))
-    single = group(traj([1], [2], 1.0))
-    kept, dropped = filter_zero_variance([all_right, informative, only_error_differs, single])
-    assert kept == [informative]
-    assert dropped == 3
 
 
 def test_unknown_estimator_suggests_names():
