@@ -4,6 +4,8 @@ Both run :func:`posttrain.trainer.pipeline.run_pipeline`. The config is loaded (
 ranges, unknown fields) and checked (:func:`posttrain.trainer.validate.check_run_config`:
 registries and cross-field rules) before anything heavy is imported; a config error is printed
 as one message (field, value, what is allowed) and exits with status 2 before any work starts.
+A run folder that cannot be resumed (a damaged checkpoint, log or work store) is one message
+naming the file, exit status 1.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ def _run(config: Path | None, out: Path | None, overrides: list[str], model: str
     except ConfigError as exc:  # a rule only the run folder can tell (e.g. what a resume needs)
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
+    except PosttrainError as exc:  # a damaged run folder (checkpoint, log, work store): say which
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(1)
     before, after = summary["heldout_before"], summary["heldout_after"]
     typer.echo(json.dumps({
         "out": str(target),

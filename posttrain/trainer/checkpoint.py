@@ -20,7 +20,11 @@ Guarantees:
   the KL reference, a killed async run at any policy lag ends bit-identical (tested);
 - atomic: everything is written and fsynced in a hidden sibling temp folder, then renamed
   into place; a kill at any point leaves either the old checkpoint or the new one, never a
-  half-written folder under the real name; :func:`latest_checkpoint` skips temp folders.
+  half-written folder under the real name; :func:`latest_checkpoint` skips temp folders;
+- checked: ``meta.json`` lists every file's size; a checkpoint damaged later (a truncated or
+  missing file) is skipped for the one before it, a corrupt file fails the load with a
+  :class:`CheckpointError` naming the checkpoint, and a run folder whose checkpoints are all
+  broken is an error, never a silent restart from step 0.
 
 Not: a security boundary — ``trainer_state.pt`` is a pickle; load only your own runs.
 Sharded/distributed optimizer state is out of scope (single-process trainer).
@@ -31,8 +35,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import uuid
+import warnings
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +54,7 @@ FORMAT_VERSION = 1
 CHECKPOINTS_SUBDIR = "checkpoints"
 REFERENCE_SUBDIR = "kl_reference"
 BEHAVIOUR_SUBDIR = "behaviour"
+_STEP_DIR = re.compile(r"step_\d+")
 
 
 class CheckpointError(PosttrainError):
@@ -158,9 +166,51 @@ def save_checkpoint(dir: str | Path, *, model: Any, tokenizer: Any = None, optim
             "step": int(step), "policy_version": int(policy_version),
             "data_state": dict(data_state or {}), "extra": dict(extra or {}),
         }, tmp / "trainer_state.pt")
-        meta = {"format": FORMAT_VERSION, "step": int(step), "policy_version": int(policy_version)}
+        meta = {"format": FORMAT_VERSION, "step": int(step), "policy_version": int(policy_version),
+                "files": _file_sizes(tmp)}
         (tmp / "meta.json").write_text(json.dumps(meta))
     return final
+
+
+def _crc32(path: Path) -> int:
+    crc = 0
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def _file_sizes(root: Path) -> dict[str, list[int]]:
+    """Every file's ``[size, crc32]`` by path relative to ``root``: what a resume checks before
+    trusting a checkpoint (sizes cheaply for every one, checksums for the one it loads; a
+    flipped byte in optimizer state would otherwise load without a sound)."""
+    return {str(f.relative_to(root)): [f.stat().st_size, _crc32(f)]
+            for f in sorted(root.rglob("*")) if f.is_file()}
+
+
+def checkpoint_problem(path: str | Path, *, deep: bool = False) -> str | None:
+    """Why ``path`` is not a complete checkpoint (None when it is): no readable ``meta.json``,
+    or a file that ``meta.json`` lists missing, of another size or (``deep``: read in full)
+    of another checksum. Older checkpoints, without the list, are checked by their meta only."""
+    path = Path(path)
+    meta = _read_meta(path)
+    if meta is None:
+        return "no readable meta.json"
+    files = meta.get("files")
+    if not isinstance(files, dict):
+        return None
+    for rel, want in files.items():
+        size, crc = (want, None) if isinstance(want, int) else (want[0], want[1])
+        f = path / rel
+        try:
+            got = f.stat().st_size
+        except OSError:
+            return f"{rel} is missing"
+        if got != size:
+            return f"{rel} has {got} bytes, {size} were written"
+        if deep and crc is not None and _crc32(f) != crc:
+            return f"{rel} does not match its checksum (the file changed after it was written)"
+    return None
 
 
 @contextmanager
@@ -226,11 +276,19 @@ def load_checkpoint(dir: str | Path, model: Any, optimizer: Any = None, lr_sched
                     *, restore_rng: bool = True) -> CheckpointState:
     """Restore weights, optimizer, LR scheduler and RNG states in place; return the rest."""
     path = Path(dir)
-    if _read_meta(path) is None:
-        raise CheckpointError(f"{path} is not a complete checkpoint (no readable meta.json)")
-    _load_weights(model, path / "model")
-    # Our own file: it holds numpy RNG state and arbitrary picklable `extra`.
-    state = torch.load(path / "trainer_state.pt", map_location="cpu", weights_only=False)
+    problem = checkpoint_problem(path, deep=True)
+    if problem is not None:
+        raise CheckpointError(f"{path} is not a complete checkpoint ({problem}); "
+                              "delete it to resume from the one before")
+    try:
+        _load_weights(model, path / "model")
+        # Our own file: it holds numpy RNG state and arbitrary picklable `extra`.
+        state = torch.load(path / "trainer_state.pt", map_location="cpu", weights_only=False)
+    except CheckpointError:
+        raise
+    except Exception as exc:  # a corrupt file: say which checkpoint, never a bare traceback
+        raise CheckpointError(f"checkpoint {path} is corrupt ({type(exc).__name__}: {str(exc)[:300]}); "
+                              "delete it to resume from the one before") from exc
     if optimizer is not None:
         if state["optimizer"] is None:
             raise CheckpointError(f"{path} was saved without optimizer state")
@@ -270,24 +328,45 @@ def load_reference(run_dir: str | Path, into: Any) -> Any:
     return into
 
 
-def list_checkpoints(run_dir: str | Path) -> list[tuple[int, Path]]:
+def list_checkpoints(run_dir: str | Path, *, verify_latest: bool = False) -> list[tuple[int, Path]]:
     """Complete checkpoints as ``(step, path)``, oldest first.
 
     Looks in ``run_dir/checkpoints`` when it exists, else in ``run_dir`` itself; hidden
-    (temporary) folders and folders without a readable ``meta.json`` are ignored.
+    (temporary) folders are ignored. A checkpoint folder that is not complete
+    (:func:`checkpoint_problem`: a truncated or missing file, an unreadable ``meta.json``) is
+    skipped with a warning, so a resume goes on from the last good one (``verify_latest``:
+    the newest is also read in full against its checksums, and dropped in turn until one
+    passes — what a resume calls before loading it); when every checkpoint
+    folder is broken this raises :class:`CheckpointError` — a run never silently restarts
+    from zero. (Other folders of ``run_dir``, such as ``model/``, are not checkpoints.)
     """
     root = Path(run_dir)
-    if (root / CHECKPOINTS_SUBDIR).is_dir():
+    in_subdir = (root / CHECKPOINTS_SUBDIR).is_dir()
+    if in_subdir:
         root = root / CHECKPOINTS_SUBDIR
     if not root.is_dir():
         return []
-    found = []
+    found, broken = [], []
     for child in root.iterdir():
-        if child.is_dir() and not child.name.startswith("."):
-            meta = _read_meta(child)
-            if meta is not None:
-                found.append((int(meta["step"]), child))
-    return sorted(found, key=lambda item: (item[0], item[1].name))
+        if not child.is_dir() or child.name.startswith("."):
+            continue
+        problem = checkpoint_problem(child)
+        if problem is None:
+            found.append((int(_read_meta(child)["step"]), child))
+        elif in_subdir or _STEP_DIR.fullmatch(child.name):
+            broken.append(f"{child} ({problem})")
+    found.sort(key=lambda item: (item[0], item[1].name))
+    while verify_latest and found:
+        problem = checkpoint_problem(found[-1][1], deep=True)
+        if problem is None:
+            break
+        broken.append(f"{found.pop()[1]} ({problem})")
+    if broken and not found:
+        raise CheckpointError("no complete checkpoint to resume from: " + "; ".join(sorted(broken)) +
+                              " — delete the run folder's checkpoints to start over")
+    for b in sorted(broken):
+        warnings.warn(f"skipping a broken checkpoint: {b}", RuntimeWarning, stacklevel=2)
+    return found
 
 
 def latest_checkpoint(run_dir: str | Path) -> Path | None:
