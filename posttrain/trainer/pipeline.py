@@ -23,12 +23,18 @@ not a copy of the resumed policy. So a run SIGKILLed at any point and resumed wi
 command ends with bit-identical weights, at any ``rl.max_policy_lag`` (deterministic
 schedule; tested). With the SQLite work store, rollouts completed before the crash but not
 yet trained are trained from the file, not sampled again, and jobs in flight are re-run.
+A damaged folder resumes from its last good checkpoint (a truncated or corrupt newest one is
+skipped; a line cut by a kill at the end of ``groups.jsonl``/``metrics.jsonl`` is dropped)
+or fails with one typed error naming the file (every checkpoint broken, a damaged middle
+line, an unreadable ``summary.json`` or work store): never a silent restart from step 0.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
+import sqlite3
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,15 +43,16 @@ from typing import Any, Iterator
 import yaml
 
 from posttrain.core.config import RunConfig, config_hash
+from posttrain.core.errors import SchedulerError
 from posttrain.core.serde import to_dict
 from posttrain.eval.tracking import MetricsWriter
 from posttrain.inference.hf import HFBackend
 from posttrain.models.loading import save_model
 from posttrain.scheduler.ledger import OutcomeLedger
 from posttrain.scheduler.store import WorkStore
-from posttrain.trainer.checkpoint import (checkpoint_path, list_checkpoints, load_checkpoint,
-                                         load_reference, prune_checkpoints, save_checkpoint,
-                                         save_reference)
+from posttrain.trainer.checkpoint import (CheckpointError, checkpoint_path, list_checkpoints,
+                                         load_checkpoint, load_reference, prune_checkpoints,
+                                         save_checkpoint, save_reference)
 from posttrain.trainer.heldout import heldout_accuracy
 from posttrain.trainer.optim import optimizer_from_config
 from posttrain.trainer.phases import load_policy, run_dpo, run_sft, set_threads
@@ -94,11 +101,32 @@ def _rl_logger(cfg: RunConfig, model: Any, tokenizer: Any, writer: MetricsWriter
     return on_step
 
 
+def _jsonl_rows(path: Path) -> list[tuple[str, dict]]:
+    """The rows of a run's JSONL log. A half-written last line (the process was killed while
+    appending it) is dropped: it belongs to a step after the last checkpoint, which the resume
+    redoes. A broken line before the last one is damage, not a kill: a CheckpointError naming
+    the file and line, never a traceback or a silently shortened log."""
+    lines = path.read_text(errors="replace").splitlines()
+    rows = []
+    for i, ln in enumerate(lines):
+        try:
+            obj = json.loads(ln)
+        except ValueError:
+            obj = None
+        if not isinstance(obj, dict) or "step" not in obj and "policy_version" not in obj:
+            if i == len(lines) - 1:
+                break
+            raise CheckpointError(f"{path}:{i + 1} is not a complete JSON row; the run folder is "
+                                  "damaged (only the last line may be cut by a kill)")
+        rows.append((ln, obj))
+    return rows
+
+
 def _truncate_metrics(path: Path, last_step: int) -> None:
     """Drop logged rows after ``last_step``: a killed run logged steps its checkpoint lacks."""
     if not path.exists():
         return
-    keep = [ln for ln in path.read_text().splitlines() if json.loads(ln)["step"] <= last_step]
+    keep = [ln for ln, row in _jsonl_rows(path) if row.get("step", last_step + 1) <= last_step]
     path.write_text("".join(ln + "\n" for ln in keep))
 
 
@@ -107,8 +135,8 @@ def _truncate_groups(path: Path, last_step: int) -> None:
     on it; lines without one, from older runs, by policy version, exact for lag 0 only)."""
     if not path.exists():
         return
-    keep = [ln for ln in path.read_text().splitlines()
-            if json.loads(ln).get("step", json.loads(ln)["policy_version"]) < last_step]
+    keep = [ln for ln, row in _jsonl_rows(path)
+            if row.get("step", row.get("policy_version")) < last_step]
     path.write_text("".join(ln + "\n" for ln in keep))
 
 
@@ -145,7 +173,18 @@ def _run_pool(cfg: RunConfig) -> Iterator[Any]:
 
 
 def _write_summary(out: Path, summary: dict[str, Any]) -> None:
-    (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
+    # atomically: a kill while writing must not leave a resume a truncated summary
+    tmp = out / f".summary.json.tmp-{os.getpid()}"
+    tmp.write_text(json.dumps(summary, indent=2, sort_keys=True))
+    os.replace(tmp, out / "summary.json")
+
+
+def _read_summary(out: Path) -> dict[str, Any]:
+    try:
+        return json.loads((out / "summary.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{out / 'summary.json'} is missing or damaged ({exc}); a resume needs "
+                              "the held-out figures it holds") from None
 
 
 def _render_report(out: Path) -> str | None:
@@ -171,8 +210,15 @@ def _open_work(cfg: RunConfig, out: Path):
     """``(work store or None, ledger)``: the SQLite file of ``async_rl.work_store: sqlite``."""
     if cfg.async_rl.work_store != "sqlite":
         return None, TaskLedger(out / "tasks.jsonl")
-    store = WorkStore(out / "work.sqlite", max_attempts=cfg.async_rl.max_attempts)
-    return store, OutcomeLedger(store)
+    path = out / "work.sqlite"
+    try:
+        store = WorkStore(path, max_attempts=cfg.async_rl.max_attempts)
+        return store, OutcomeLedger(store)
+    except sqlite3.DatabaseError as exc:  # not a database, malformed, or locked past the timeout
+        why = ("locked by another process (is another run using this folder?)"
+               if "locked" in str(exc) else "not a readable SQLite database")
+        raise SchedulerError(f"work store {path} is {why}: {exc}; its rollouts cannot be resumed "
+                             "(move it away to start the asynchronous phase over)") from None
 
 
 def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True) -> dict[str, Any]:
@@ -185,7 +231,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
     wall: dict[str, float] = {}
     summary: dict[str, Any] = {"run_name": cfg.run_name, "config_hash": config_hash(cfg),
                                "domains": [d.id for d in cfg.domains], "wall_s": wall}
-    found = list_checkpoints(out)
+    found = list_checkpoints(out, verify_latest=True)  # a damaged newest one: the one before
     resume_from = found[-1][1] if found else None
     if found:
         _truncate_metrics(out / "metrics.jsonl", cfg.sft.steps + found[-1][0])
@@ -207,7 +253,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
             stream.load_state_dict(ck.data_state)
             state = RLState(ck.step, ck.policy_version, int(ck.extra.get("samples_seen", 0)),
                             {BEHAVIOUR_WEIGHTS: dict(ck.behaviour_weights)})
-            summary.update(json.loads((out / "summary.json").read_text()))
+            summary.update(_read_summary(out))
             summary["resumed_from_step"] = ck.step
             wall = summary["wall_s"]
             backend.load_weights(state.policy_version, model.state_dict())
