@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 import threading
+from concurrent.futures import Executor
 from typing import Any, Protocol, Sequence
 
 
@@ -86,3 +87,46 @@ def subset(blob: bytes, task_indices: Sequence[int], n: int) -> bytes:
     eps = state["episodes"]
     state["episodes"] = [eps[i * n + j] for i in task_indices for j in range(n)]
     return dumps(state)
+
+
+class CallCheckpointer:
+    """Saves a call's episodes every ``every`` rounds and takes them up again (see
+    :mod:`posttrain.rollout.checkpoints`)."""
+
+    def __init__(self, store: CheckpointStore, key: str, every: int):
+        self.store, self.key, self.every = store, key, every
+
+    def save(self, eps: list[Any], rounds: int, pool: Executor) -> None:
+        if not all(ep.checkpointable for ep in eps):
+            return  # an env that cannot save itself: this call is not checkpointed
+        try:
+            entries = list(pool.map(lambda ep: ep.saved(), eps))  # sandbox exports overlap
+            self.store.save(self.key, dumps({"round": rounds, "episodes": entries}))
+        except Exception:  # a checkpoint that cannot be written costs the resume, not the call
+            pass
+
+    def resume(self, eps: list[Any]) -> tuple[int, list[Any], list[Any]] | None:
+        """``(round, live, waiting)`` restored into ``eps``, or None (nothing usable saved; a
+        blob that fails to restore is dropped, and the caller rebuilds every env)."""
+        blob = self.store.load(self.key)
+        if blob is None:
+            return None
+        try:
+            state = loads(blob)
+            entries = state["episodes"]
+            if len(entries) != len(eps):
+                raise ValueError(f"checkpoint of {len(entries)} episodes for {len(eps)}")
+            for ep, entry in zip(eps, entries):
+                ep.restore(entry)
+        except Exception:  # never half restored: the call starts over on new envs
+            self.store.drop(self.key)
+            for ep in eps:
+                ep._close()
+            raise RestoreFailed()
+        kinds = [e[0] for e in entries]
+        return (int(state["round"]), [ep for ep, k in zip(eps, kinds) if k == "live"],
+                [ep for ep, k in zip(eps, kinds) if k == "waiting"])
+
+
+class RestoreFailed(Exception):
+    """A saved state that could not be taken up (dropped; the call starts over)."""

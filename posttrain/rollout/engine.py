@@ -52,7 +52,7 @@ from posttrain.core.types import Completion, Task, Trajectory, TrajectoryGroup
 from posttrain.envs.base import TaskEnv
 from posttrain.inference.base import InferenceBackend, SamplingParams
 
-from .checkpoints import CheckpointStore, call_key, dumps, loads
+from .checkpoints import CallCheckpointer, CheckpointStore, RestoreFailed, call_key
 from .episode import BrokenEnv, Episode, EpisodeLimits, action_text
 
 EnvFactory = Callable[[Task], TaskEnv]
@@ -273,52 +273,9 @@ class _Admission:
             self.verifying.append(call)
 
 
-class _Checkpointer:
-    """Saves a call's episodes every ``every`` rounds and takes them up again (see
-    :mod:`posttrain.rollout.checkpoints`)."""
-
-    def __init__(self, store: CheckpointStore, key: str, every: int):
-        self.store, self.key, self.every = store, key, every
-
-    def save(self, eps: list[Episode], rounds: int, pool: Executor) -> None:
-        if not all(ep.checkpointable for ep in eps):
-            return  # an env that cannot save itself: this call is not checkpointed
-        try:
-            entries = list(pool.map(lambda ep: ep.saved(), eps))  # sandbox exports overlap
-            self.store.save(self.key, dumps({"round": rounds, "episodes": entries}))
-        except Exception:  # a checkpoint that cannot be written costs the resume, not the call
-            pass
-
-    def resume(self, eps: list[Episode]) -> tuple[int, list[Episode], list[Episode]] | None:
-        """``(round, live, waiting)`` restored into ``eps``, or None (nothing usable saved; a
-        blob that fails to restore is dropped, and the caller rebuilds every env)."""
-        blob = self.store.load(self.key)
-        if blob is None:
-            return None
-        try:
-            state = loads(blob)
-            entries = state["episodes"]
-            if len(entries) != len(eps):
-                raise ValueError(f"checkpoint of {len(entries)} episodes for {len(eps)}")
-            for ep, entry in zip(eps, entries):
-                ep.restore(entry)
-        except Exception:  # never half restored: the call starts over on new envs
-            self.store.drop(self.key)
-            for ep in eps:
-                ep._close()
-            raise _RestoreFailed()
-        kinds = [e[0] for e in entries]
-        return (int(state["round"]), [ep for ep, k in zip(eps, kinds) if k == "live"],
-                [ep for ep, k in zip(eps, kinds) if k == "waiting"])
-
-
-class _RestoreFailed(Exception):
-    pass
-
-
 def _play(backend: InferenceBackend, eps: list[Episode], params: SamplingParams, pool: Executor,
           times: EngineTimes, between_turns: Callable[[], None] | None, limits: EpisodeLimits,
-          cancelled: Callable[[], bool] | None, ckpt: _Checkpointer | None,
+          cancelled: Callable[[], bool] | None, ckpt: CallCheckpointer | None,
           start: tuple[int, list[Episode], list[Episode]] | None) -> None:
     gate = _Admission(eps, limits.max_sandbox_episodes, limits.verify_timeout_s)
     live: list[Episode] = []
@@ -389,11 +346,11 @@ def play_groups(backend: InferenceBackend, tasks: Sequence[Task], params: Sampli
     eps = fresh()
     ckpt = start = None
     if checkpoints is not None and limits.checkpoint_every > 0:
-        ckpt = _Checkpointer(checkpoints, call_key(tasks, params.seed, params.n),
+        ckpt = CallCheckpointer(checkpoints, call_key(tasks, params.seed, params.n),
                              limits.checkpoint_every)
         try:
             start = ckpt.resume(eps)
-        except _RestoreFailed:
+        except RestoreFailed:
             eps = fresh()
     pool = env_pool or ThreadPoolExecutor(max(1, limits.env_workers), thread_name_prefix="env")
     try:
