@@ -44,7 +44,7 @@ def _assert_config_error(res, wall, out, needles):
 
 
 @pytest.mark.parametrize("override, needles", [
-    ("rl.algorithm=grpoo", ["rl.algorithm", "'grpoo'", "did you mean 'grpo'", "allowed: dapo"]),
+    ("rl.algorithm=grpoo", ["rl.algorithm", "'grpoo'", "did you mean 'grpo'", "allowed: ", "dapo, dr_grpo, grpo"]),
     ("domains=[{id: math.ad-v1}]", ["domains.0.id", "math.ad-v1", "did you mean 'math.add-v1'"]),
     ("domains=[{id: math.add-v1, difficulties: [7]}]", ["domains.0.difficulties", "[7]", "[1, 2, 3, 4]"]),
     ("inference.backend=vllm", ["inference.backend", "\"vllm\"", "allowed: hf"]),
