@@ -28,7 +28,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from hypothesis import strategies as st
 
@@ -263,5 +263,3 @@ def bound_for(text: str, needs_sandbox: bool) -> float:
     base = 30.0 if needs_sandbox else 5.0
     return base * (3 if len(text) > MB else 1)
 
-
-Check = Callable[[Any, Task, str], Outcome]

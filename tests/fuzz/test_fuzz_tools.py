@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from fuzz_inputs import HUGE, actions_for, hostile_text, nested_json, play, tool_call, tool_call_texts
 from posttrain.domains.base import DOMAINS, load_builtin_domains, sample_task
 from posttrain.envs.factory import make_env
-from posttrain.tools import default_tools, validate
+from posttrain.tools import ShellTool, default_tools, validate
 from posttrain.tools.calls import MAX_CALLS, parse_turn, spec_name, spec_parameters
 
 load_builtin_domains()
@@ -155,6 +155,10 @@ def test_every_builtin_tool_survives_hostile_arguments_in_a_real_sandbox():
             wall = time.perf_counter() - t0
             if not isinstance(res.content, str) or wall > 5.0 + 5.0:  # tool timeout + slack
                 escapes.append(f"{label}: {wall:.1f} s, {res.content[:80]!r}")
+        # a caller that skips the schema: the shell tool clamps a NaN timeout to its own
+        t0 = time.perf_counter()
+        res = ShellTool(timeout=1.0)(sb, command="sleep 30", timeout=float("nan"))
+        assert res.data.get("status") == "timeout" and time.perf_counter() - t0 < 10
         assert sb.exec("true").status == "ok"  # the sandbox is still usable
     assert not escapes, escapes
 
