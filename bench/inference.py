@@ -23,7 +23,8 @@ itself on a 2-core host, and the HF backend is given the same); the vLLM engine 
 with eager execution (see ``posttrain/inference/vllm_backend.py``). Engine start-up time is
 reported separately and excluded from the rates.
 
-``--quick``: the built-in model at group 8 x length 128 (the JSON keys), group 1/32 x length
+``--grid-100m short``: the whole grid on the built-in model, the 100M model at four cells
+(its full grid takes hours on a shared 2-core machine). ``--quick``: the built-in model at group 8 x length 128 (the JSON keys), group 1/32 x length
 16 and group 8 x length 4 (the quickstart's RL shape), the 100M model at group 8 x length 16.
 
 Last line: one JSON object with ``hf_completions_per_s``, ``vllm_completions_per_s`` (built-in
@@ -59,11 +60,12 @@ def _models():
     return {"tiny": tiny, "100m": big}, tok
 
 
-def _grid(quick: bool):
+def _grid(quick: bool, big: str):
+    cells = [(g, n) for g in (1, 8, 32) for n in (16, 128, 512)]
     if quick:
         return {"tiny": [(8, 128), (1, 16), (32, 16), (8, 4)], "100m": [(8, 16)]}
-    cells = [(g, n) for g in (1, 8, 32) for n in (16, 128, 512)]
-    return {"tiny": cells, "100m": cells}
+    # The 100M model's whole grid takes hours on 2 shared cores (HF: ~8 tokens/s at one row).
+    return {"tiny": cells + [(8, 4)], "100m": cells if big == "full" else [(1, 16), (8, 16), (8, 128), (32, 16)]}
 
 
 def _time_cell(backend, prompts, group: int, length: int, repeats: int) -> dict:
@@ -138,6 +140,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="a few cells only (see the docstring)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--grid-100m", choices=("full", "short"), default="full",
+                        help="short: the 100M model at (1,16), (8,16), (8,128), (32,16) only")
     args = parser.parse_args()
     import torch
 
@@ -149,7 +153,7 @@ def main() -> None:
     for key, model in models.items():
         folders[key] = save_model(model, tok, tempfile.mkdtemp(prefix=f"bench-inference-{key}-"))
     prompts = [[{"role": "user", "content": f"{a}+{b}="}] for a, b in ((12, 34), (5, 67), (80, 9), (41, 41))]
-    grid = _grid(args.quick)
+    grid = _grid(args.quick, args.grid_100m)
     out: dict = {"cells": {}, "startup_s": {}, "quick": args.quick,
                  "params": {k: sum(p.numel() for p in m.parameters()) for k, m in models.items()}}
     print(f"models: {out['params']}", flush=True)

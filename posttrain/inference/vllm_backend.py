@@ -22,8 +22,9 @@ Guarantees:
 - ``params.seed`` makes a call reproducible; prompt ``p`` of a call gets its own seed derived
   from ``(seed, p)``, so repeated prompts in one call do not share samples;
 - ``load_weights(version, weights)`` reloads the tensors into the running engine (vllm's
-  in-place ``reload_weights``: checkpoint names, vllm's own fusing and post-processing),
-  then resets the prefix cache, so no KV block computed with the old weights is reused, and
+  in-place ``reload_weights``: checkpoint names, vllm's own fusing and post-processing) —
+  handed over in memory when the engine runs in this process, else written once to a
+  safetensors file in a staging folder that the workers read — then resets the prefix cache, so no KV block computed with the old weights is reused, and
   then sets ``policy_version``. ``generate`` and ``load_weights`` hold one lock, so every
   Completion is stamped with the version of the weights that sampled all of its tokens;
 - an update must carry every tensor of the model folder's checkpoint (names as saved by
@@ -39,14 +40,14 @@ in-process engine must not pin the trainer's threads); the KV cache gets ``kv_ca
 on 2 cores for no gain on small models). An entry script must keep the
 ``if __name__ == "__main__":`` guard: vllm may spawn processes.
 
-What it does not do: tensor parallelism across processes in one update (``reload_weights`` is
-sent to every worker, but weights travel as pickled tensors — fine for a tiny model, slow for
-a large one; GPU setups should use vllm's NCCL weight transfer), or LoRA adapters.
+What it does not do: GPU-to-GPU weight transfer (an out-of-process update goes through a file
+on disk; large GPU setups should use vllm's NCCL weight transfer), or LoRA adapters.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 from typing import Any, Mapping, Sequence
 
@@ -109,6 +110,8 @@ class VLLMBackend:
         self.checkpoint_names = _checkpoint_names(self.model_path)
         self.policy_version = policy_version
         self._lock = threading.Lock()
+        self._in_process = _in_process(self.llm)
+        self._weights_dir: str | None = None  # staging folder for out-of-process updates
 
     # ---------------------------------------------------------------- prompts
     def render(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = ()) -> list[int]:
@@ -173,10 +176,8 @@ class VLLMBackend:
                 missing = sorted(self.checkpoint_names - set(state))
                 if missing:
                     raise InferenceError(f"load_weights: {len(missing)} weights missing, e.g. {missing[:3]}")
-                items = [(name, tensor.detach()) for name, tensor in state.items()]
                 try:
-                    self.llm.collective_rpc("reload_weights", kwargs={
-                        "weights_iterator": items, "is_checkpoint_format": True})
+                    self._reload(state)
                 except Exception as exc:
                     raise InferenceError(f"vllm could not load weights: {exc}") from exc
             # KV blocks computed with the old weights must not serve the new policy. The lock
@@ -184,6 +185,30 @@ class VLLMBackend:
             if not self.llm.reset_prefix_cache():
                 raise InferenceError("vllm refused to reset its prefix cache after a weight update")
             self.policy_version = int(version)
+
+    def _reload(self, state: Mapping[str, Any]) -> None:
+        if self._in_process:  # the worker is in this process: hand it the tensors themselves
+            items = [(name, tensor.detach()) for name, tensor in state.items()]
+            self.llm.collective_rpc("reload_weights", kwargs={
+                "weights_iterator": items, "is_checkpoint_format": True})
+            return
+        # Another process: vllm's RPC cannot carry a list of tensors (they arrive as lists),
+        # so the weights go through a safetensors file that every worker reads.
+        from safetensors.torch import save_file
+
+        if self._weights_dir is None:
+            self._weights_dir = tempfile.mkdtemp(prefix="posttrain-vllm-weights-")
+        path = os.path.join(self._weights_dir, "model.safetensors")
+        save_file({k: v.detach().to("cpu").contiguous().clone() for k, v in state.items()}, path + ".tmp")
+        os.replace(path + ".tmp", path)
+        self.llm.collective_rpc("reload_weights", kwargs={
+            "weights_path": self._weights_dir, "is_checkpoint_format": True})
+
+
+def _in_process(llm: Any) -> bool:
+    """Whether the engine core and its single worker run in this process."""
+    engine = llm.llm_engine
+    return type(engine.engine_core).__name__ == "InprocClient" and llm.get_world_size() == 1
 
 
 def _checkpoint_names(folder: str) -> frozenset[str]:

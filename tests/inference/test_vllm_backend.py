@@ -9,7 +9,11 @@ after an update, stop/eos/length behaviour, and agreement with the trainer's log
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from inference_helpers import addition_prompts, max_logprob_error, tiny
@@ -224,3 +228,23 @@ def test_a_wrong_temperature_convention_is_caught(engine):
     groups = backend.generate(addition_prompts(PAIRS), SamplingParams(n=4, temperature=0.6,
                                                                       max_new_tokens=8, seed=4))
     assert logprob_agreement(model, groups, 1.0)["mean_abs_logp"] > 1e-2
+
+
+@pytest.mark.vllm
+def test_out_of_process_engine_gets_weight_updates_too(tmp_path):
+    """vllm's GPU default (engine core in another process), on the CPU build, in a fresh interpreter."""
+    pytest.importorskip("vllm")
+    from posttrain.models.loading import save_model
+
+    save_model(*tiny(0), tmp_path / "tiny")
+    here = Path(__file__).parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, str(here / "vllm_mp_check.py"), str(tmp_path / "tiny")],
+                         capture_output=True, text=True, timeout=480, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    lines = [ln for ln in run.stdout.splitlines() if ln.startswith('{"out_of_process"')]
+    assert lines, run.stdout[-3000:]  # vllm logs to stdout too: pick the report line
+    report = json.loads(lines[-1])
+    assert report["out_of_process"] and report["answers_differ"]
+    assert report["before_is_old"] and report["after_is_new"] and report["versions"] == [5]
+    assert report["cached_prompt_error_new"] < 1e-4
