@@ -91,12 +91,14 @@ def ack_trained(store: WorkStore, before_job: int) -> int:
     drop the bodies of results no kept checkpoint can need again.
 
     Bodies (a job's verified groups, ~20 KiB a trajectory) of jobs below the *previous* ack
-    point are replaced by JSON ``null``: the pipeline keeps the last two checkpoints, and a
-    resume from either one re-trains only jobs at or above its step, so those bodies are never
-    read again (``groups.jsonl`` keeps the run's record of them). Without this the file grew
-    by every result ever sampled (the soak measured about 176 KiB per step); with it, it
-    stays flat after the second checkpoint — freed pages are reused. The items themselves
-    (payload, state, attempts, reason) and the outcomes table are kept."""
+    point are replaced by JSON ``null``, and their payloads slimmed to the job index and each
+    task's (domain, difficulty, seed) (``"compacted": 1``): the pipeline keeps the last two
+    checkpoints, and a resume from either one re-trains only jobs at or above its step, so
+    what is dropped is never read again (``groups.jsonl`` keeps the run's record of the
+    groups). Without this the file grew by every result ever sampled (the soak measured
+    about 176 KiB per step, then 12 KiB of payloads); with it, by an item row and its
+    outcomes (about 1 KiB a step) — freed pages are reused. State, attempts, reasons and the
+    outcomes table are kept."""
     ids = [r.id for r in store.results(unacked_only=True) if r.payload.get("job", before_job) < before_job]
     store.ack(ids)
     points = [int(p) for p in store.get_state(ACK_POINTS, [])]
@@ -105,9 +107,23 @@ def ack_trained(store: WorkStore, before_job: int) -> int:
         store.put_state(ACK_POINTS, points)
     if len(points) == 2:
         with store.transaction() as c:
-            c.execute("UPDATE items SET result = 'null' WHERE state = 'done' AND acked = 1"
-                      " AND result != 'null' AND json_extract(payload, '$.job') < ?", (min(points),))
+            c.execute(_COMPACT, (min(points),))
     return len(ids)
+
+
+# A done, acknowledged job below the older kept checkpoint keeps its state, attempts, reason,
+# its job index and each task's (domain, difficulty, seed) — what the books need — and drops
+# its result body and the rest of its payload (prompts, hidden data: ~3 KiB a task here).
+_COMPACT = """
+UPDATE items SET result = 'null', payload = json_object(
+    'job', json_extract(payload, '$.job'), 'compacted', 1,
+    'tasks', (SELECT json_group_array(json_object('domain', json_extract(t.value, '$.domain'),
+                                                  'difficulty', json_extract(t.value, '$.difficulty'),
+                                                  'seed', json_extract(t.value, '$.seed')))
+              FROM json_each(items.payload, '$.tasks') AS t))
+WHERE state = 'done' AND acked = 1 AND json_extract(payload, '$.compacted') IS NULL
+  AND json_extract(payload, '$.job') < ?
+"""
 
 
 class StorePool:

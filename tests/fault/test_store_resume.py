@@ -44,7 +44,7 @@ def _rows(path: Path) -> dict[int, dict]:
 
 def _items(out: Path) -> dict[str, dict]:
     conn = sqlite3.connect(out / "work.sqlite")
-    cur = conn.execute("SELECT key, state, attempts, seq, acked, result, last_error FROM items")
+    cur = conn.execute("SELECT key, state, attempts, seq, acked, result, last_error, payload FROM items")
     names = [d[0] for d in cur.description]
     items = {r[0]: dict(zip(names, r)) for r in cur.fetchall()}
     conn.close()
@@ -85,6 +85,7 @@ def test_killed_pipeline_resumes_through_the_work_store(tmp_path):
                 assert after[key]["result"] == item["result"], key
     # bodies below the previous checkpoint (3; the last is 6) are dropped: the file stays flat
     assert [after[f"job/{j:08d}"]["result"] for j in range(CKPT)] == ["null"] * CKPT
+    assert all(json.loads(after[f"job/{j:08d}"]["payload"]).get("compacted") == 1 for j in range(CKPT))
     assert all(after[f"job/{j:08d}"]["result"] != "null" for j in range(CKPT, STEPS))
     assert rows[4]["async/store_reused"] >= 1 and rows[4]["async/store_recovered"] == 1
     for k, v in crashed_rows[4].items():
