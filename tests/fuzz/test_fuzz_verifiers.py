@@ -122,3 +122,14 @@ def test_property_every_non_sandbox_domain(text):
         dom, task = _task(did)
         o = play(dom, task, actions_for(dom, text), bound_s=5.0)
         assert not o.escaped, (did, o)
+
+
+@pytest.mark.parametrize("did, text", [
+    ("algorithms.bipartite-v1", "9" * 5000),  # int() refuses > 4300 digits: was a ValueError
+    ("text_data.json_to_xml-v1", "<a>\udcff</a>"),  # expat refuses lone surrogates
+    ("instructions.delimited_parts-v1", "9" * 20_000),  # sentence regex was quadratic: 15 s
+])
+def test_escapes_found_by_fuzzing_stay_fixed(did, text):
+    dom, task = _task(did)
+    o = play(dom, task, actions_for(dom, text), bound_s=1.0, hang_s=30.0)
+    assert o.kind == "score" and o.value == 0.0, o
