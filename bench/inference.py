@@ -15,7 +15,7 @@ What is measured, in one process, with the same prompts, weights and seeds for b
 - **weight update**: ``load_weights`` of a full state dict into the running engine (vLLM:
   in-place reload + prefix-cache reset; HF: in-place copy), seconds per 100 MB of float32
   weights, median of 3, on the 100M model;
-- **mismatch**: :func:`posttrain.inference.agreement.logprob_agreement` of vLLM's behaviour
+- **mismatch**: :func:`posttrain.trainer.agreement.logprob_agreement` of vLLM's behaviour
   logprobs against the trainer's recomputation, built-in model, temperatures 1.0 and 0.7.
 
 Machine notes: torch runs one thread for both backends (vLLM's CPU worker drops to one thread
@@ -123,7 +123,7 @@ def _run_backend(name: str, models, tok, folders, grid, prompts, repeats, out):
 
 
 def _mismatch(backend, model, prompts) -> dict:
-    from posttrain.inference.agreement import logprob_agreement
+    from posttrain.trainer.agreement import logprob_agreement
     from posttrain.inference.base import SamplingParams
 
     out = {}  # the engine serves the folder saved from ``model``: the same weights

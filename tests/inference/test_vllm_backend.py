@@ -193,7 +193,7 @@ def test_behaviour_logprobs_agree_with_the_trainer(engine, temperature):
     from vllm.inputs import TokensPrompt
 
     from posttrain.core.types import Completion
-    from posttrain.inference.agreement import logprob_agreement
+    from posttrain.trainer.agreement import logprob_agreement
 
     backend, model = engine
     prompts = addition_prompts(PAIRS, system=True)
@@ -222,7 +222,7 @@ def test_behaviour_logprobs_agree_with_the_trainer(engine, temperature):
 @pytest.mark.vllm
 def test_a_wrong_temperature_convention_is_caught(engine):
     """The agreement measure is sensitive: trainer logprobs at temperature 1 for T=0.6 samples."""
-    from posttrain.inference.agreement import logprob_agreement
+    from posttrain.trainer.agreement import logprob_agreement
 
     backend, model = engine
     groups = backend.generate(addition_prompts(PAIRS), SamplingParams(n=4, temperature=0.6,
