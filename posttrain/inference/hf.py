@@ -65,7 +65,7 @@ import torch
 from posttrain.core.errors import InferenceError
 from posttrain.core.types import Completion, Message
 
-from .base import SamplingParams
+from .base import SamplingParams, check_sampling_params
 from .fast_decoder import FastDecoder, KVCache
 from .windows import has_window, layer_windows, window_masks
 
@@ -148,7 +148,7 @@ class HFBackend:
     # ---------------------------------------------------------------- generate
     def generate(self, prompts: Sequence[Sequence[Message]],
                  params: SamplingParams) -> list[list[Completion]]:
-        _check_params(params)
+        check_sampling_params(params)
         if not prompts:
             return []
         tools_P = params.prompt_tools if params.prompt_tools is not None else [params.tools] * len(prompts)
@@ -377,20 +377,6 @@ def _common_prefix(seqs: list[tuple[int, ...]], cap: int) -> tuple[int, ...]:
             i += 1
         n = i
     return first[:n]
-
-
-def _check_params(params: SamplingParams) -> None:
-    problems = []
-    if params.n < 1:
-        problems.append(f"n={params.n} (must be >= 1)")
-    if params.max_new_tokens < 0:
-        problems.append(f"max_new_tokens={params.max_new_tokens} (must be >= 0)")
-    if params.temperature < 0:
-        problems.append(f"temperature={params.temperature} (must be >= 0)")
-    if not 0.0 < params.top_p <= 1.0:
-        problems.append(f"top_p={params.top_p} (must be in (0, 1])")
-    if problems:
-        raise InferenceError("bad sampling params: " + ", ".join(problems))
 
 
 def _first_id(*candidates: int | None) -> int:
