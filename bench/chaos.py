@@ -53,8 +53,9 @@ import _reliability_probe as probe  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = ("trainer", "producer", "supervisor", "verifier", "ray_actor")
 PATIENCE_S = 60.0  # a drawn kind absent this long (the run is between phases): any target
-# caches libraries keep in TMPDIR on purpose (torch's compile cache): not a sandbox's leftovers
-LIBRARY_CACHES = ("torchinductor_",)
+# caches libraries keep in TMPDIR on purpose (torch's compile cache, Ray's session logs): not a
+# sandbox's leftovers
+LIBRARY_CACHES = ("torchinductor_", "ray")
 
 
 def classify(pid: int, ppid: int, comm: str, root: int, tree: dict) -> str | None:
@@ -63,8 +64,8 @@ def classify(pid: int, ppid: int, comm: str, root: int, tree: dict) -> str | Non
     if pid == root:
         return "trainer"
     cmd = " ".join(probe.cmdline(pid))
-    if cmd.startswith("ray::"):
-        return "ray_actor"
+    if cmd.startswith("ray::"):  # an actor; ray::IDLE is a pooled worker holding nothing
+        return None if cmd.startswith("ray::IDLE") else "ray_actor"
     if "/.ptsup/supervisor.py" in cmd:
         return "supervisor"
     if "multiprocessing.spawn" in cmd and ppid == root:

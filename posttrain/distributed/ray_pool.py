@@ -66,6 +66,31 @@ class RolloutWorker:
 
         return os.getpid()
 
+    def shutdown(self) -> None:
+        """Do now what this process's exit hooks would: ``ray.kill`` ends an actor without
+        them, and they close its sandbox pools and remove its staged cache directory (the
+        chaos loop found those left on the host after every Ray run, until the next start
+        swept them). Only our hooks: Ray's own must not run inside a live actor."""
+        self.env_pool.shutdown(wait=False, cancel_futures=True)
+        _close_process_sandboxes()
+
+
+def _close_process_sandboxes() -> None:
+    """Close this process's sandbox pools (tool envs', the HumanEval judge's) and remove its
+    cache directory; each is a no-op when never made. Safe to run again at exit."""
+    import sys
+
+    from posttrain.envs import tool_env
+    from posttrain.sandbox import template
+
+    judge = sys.modules.get("posttrain.domains.adapters.humaneval")  # only if this process used it
+    pools = [tool_env._POOL, *getattr(judge, "_POOLS", {}).values()]
+    for pool in pools:
+        if pool is not None:
+            pool.close()
+    if template._cache_root is not None:
+        template._remove_own(template._cache_root, template._cache_pid)
+
 
 @dataclass
 class _Slot:
@@ -162,6 +187,11 @@ class RayProducerPool:
     def close(self, timeout: float = 10.0) -> None:
         self._stop.set()
         self._driver.join(timeout)
+        done = [s.actor.shutdown.remote() for s in self._slots]  # after any job in hand
+        try:
+            ray.wait(done, num_returns=len(done), timeout=timeout)
+        except Exception:  # an actor already dead: nothing of it left to close
+            pass
         for s in self._slots:
             ray.kill(s.actor)
         ray.kill(self.sync.store)

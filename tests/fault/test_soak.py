@@ -46,6 +46,16 @@ def test_spikes_and_warm_up_growth_are_not_leaks():
     assert v["violations"] == [] and v["slopes_per_hour"]["threads"] == 0.0
 
 
+def test_a_bounded_pool_adding_a_sandbox_mid_run_is_a_step_not_a_leak():
+    series = _series(40)
+    for s in series[20:]:  # one more sandbox at minute 20 of 40: +6 processes, +30 fds, for good
+        s["processes"] += 6.0
+        s["fds"] += 30.0
+    v = soak.verdict(series, warmup_s=300.0)
+    assert v["slopes_per_hour"]["processes"] > 2.0  # a whole-window fit alone would call it growth
+    assert v["later_half_slopes_per_hour"]["processes"] == 0.0 and v["violations"] == []
+
+
 def test_records_are_budgeted_per_step_not_per_hour():
     per_sample_mb = 5 * 100 / 1024  # 100 KiB a step, 5 steps a sample: within the run folder's budget
     v = soak.verdict(_series(30, run_dir_mb=per_sample_mb), warmup_s=0.0)
