@@ -63,10 +63,10 @@ TOLERANCE_PER_H = {"rss_mb": 48.0, "fds": 4.0, "threads": 4.0, "processes": 2.0,
                    "run_state_mb": 1.0}
 # Records per trained step. groups.jsonl keeps every trajectory (prompt, tool specs, tokens,
 # logprobs: ~20 KiB each as JSON, 8 a step, ~180 KiB a step here) and metrics a row; the work
-# store keeps a slim item row and the outcomes (~1 KiB a step), full payloads and result
-# bodies only for the last two checkpoint intervals (it kept every body, ~176 KiB a step,
-# and then every payload, ~12 KiB a step, before the soak found them).
-RECORD_BUDGET_KB_PER_STEP = {"run_dir_mb": 512.0, "work_store_mb": 4.0}
+# store keeps a slim item row and the outcomes ledger (3-4 KiB a step measured), full
+# payloads and result bodies only for the last two checkpoint intervals (it kept every body,
+# ~176 KiB a step, and then every payload, ~11 KiB a step, before the soak found them).
+RECORD_BUDGET_KB_PER_STEP = {"run_dir_mb": 512.0, "work_store_mb": 8.0}
 RECORDS = ("metrics.jsonl", "groups.jsonl", "tensorboard", "work.sqlite", "work.sqlite-wal",
            "work.sqlite-shm", "tasks.jsonl")
 

@@ -96,8 +96,8 @@ def ack_trained(store: WorkStore, before_job: int) -> int:
     checkpoints, and a resume from either one re-trains only jobs at or above its step, so
     what is dropped is never read again (``groups.jsonl`` keeps the run's record of the
     groups). Without this the file grew by every result ever sampled (the soak measured
-    about 176 KiB per step, then 12 KiB of payloads); with it, by an item row and its
-    outcomes (about 1 KiB a step) — freed pages are reused. State, attempts, reasons and the
+    about 176 KiB per step, then 11 KiB of payloads); with it, by a slim item row and the
+    outcomes ledger, which is kept (3-4 KiB a step there) — freed pages are reused. State, attempts, reasons and the
     outcomes table are kept."""
     ids = [r.id for r in store.results(unacked_only=True) if r.payload.get("job", before_job) < before_job]
     store.ack(ids)
