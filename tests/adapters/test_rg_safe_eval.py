@@ -80,7 +80,10 @@ def test_the_class_is_closed_in_every_loaded_module():
             checked += 1
         for value in vars(mod).values():
             if getattr(value, "__name__", "") == "parse_expr" and callable(value):
-                assert getattr(value, "__posttrain_guarded__", False), name
+                # sympy's parse_expr is guarded; a module's own parser (propositional_logic's
+                # reader of "¬Q ∧ P", which runs nothing) is left alone
+                if not getattr(value, "__posttrain_guarded__", False):
+                    assert not str(getattr(value, "__module__", "")).startswith("sympy"), name
             if getattr(value, "__name__", "") == "sympy" and hasattr(value, "parse_expr"):
                 assert isinstance(value, safe._GuardedSympy), name
     assert checked >= 4

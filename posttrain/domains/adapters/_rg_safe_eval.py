@@ -261,7 +261,10 @@ def harden_module(mod: types.ModuleType) -> list[str]:
     # parse_expr or not (sympify is reachable through any sympy attribute)
     for name, value in list(vars(mod).items()):
         if callable(value) and getattr(value, "__name__", "") == "parse_expr" \
+                and str(getattr(value, "__module__", "")).startswith("sympy") \
                 and not getattr(value, "__posttrain_guarded__", False):
+            # sympy's only: a module's own parse_expr (propositional_logic's parser of
+            # "¬Q ∧ P") reads its own language and runs nothing
             setattr(mod, name, guarded_parse_expr(value))
             done.append(name)
         elif isinstance(value, types.ModuleType) and value.__name__ == "sympy" \
