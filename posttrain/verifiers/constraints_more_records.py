@@ -87,14 +87,21 @@ def _xml_records(t: str, root: str) -> list[dict[str, Any]] | None:
     return out
 
 
+# The tasks' documents are a few KB. PyYAML's pure-Python loader takes ~13 s a MB; its libyaml
+# loader is faster but overflows the C stack (a segfault) on 50,000 nested brackets.
+MAX_YAML_CHARS = 64_000
+
+
 def _yaml_doc(t: str) -> Any:
-    if re.search(r"(^|[\s:\[{,-])[&*!]", t):  # anchors, aliases and tags are refused
+    """The parsed document, or None: too long, anchors/aliases/tags, not YAML, or nested past
+    the recursion limit (a hostile answer must cost milliseconds, not the verifier's time)."""
+    if len(t) > MAX_YAML_CHARS or re.search(r"(^|[\s:\[{,-])[&*!]", t):  # anchors, aliases, tags
         return None
     import yaml
 
     try:
         return yaml.safe_load(t)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError, ValueError):
         return None
 
 

@@ -128,6 +128,8 @@ def test_property_every_non_sandbox_domain(text):
     ("algorithms.bipartite-v1", "9" * 5000),  # int() refuses > 4300 digits: was a ValueError
     ("text_data.json_to_xml-v1", "<a>\udcff</a>"),  # expat refuses lone surrogates
     ("instructions.delimited_parts-v1", "9" * 20_000),  # sentence regex was quadratic: 15 s
+    ("instructions.yaml_doc-v1", "meta: x\n" * 150_000),  # PyYAML read 1.2 MB in ~15 s
+    ("instructions.yaml_doc-v1", "[" * 50_000),  # nested past the recursion limit
 ])
 def test_escapes_found_by_fuzzing_stay_fixed(did, text):
     dom, task = _task(did)
