@@ -4,7 +4,8 @@ Output shapes are stable (DESIGN.md §3, "Command line"); with ``--json`` a comm
 exactly one JSON document on stdout and nothing else (progress, warnings and anything a
 domain prints go to stderr):
 
-- ``list --json`` → ``[{id, family, difficulties, native, multi_turn, needs_sandbox, ...}]``;
+- ``list --json`` → ``[{id, family, difficulties, native, multi_turn, needs_sandbox, tier,
+  vision, ...}]``;
 - ``sample ID --difficulty D --seed S --json`` → the Task's ``public_view()`` (never hidden);
 - ``check [IDS...] | --all --json`` → ``[{id, ok, failures, warnings, timings}]``, exit 1
   when any domain fails;
@@ -86,6 +87,10 @@ def describe(dom: Any) -> dict[str, Any]:
         "multi_turn": env_kind != "single_turn",
         "needs_sandbox": env_kind == "sandbox" or bool(getattr(dom, "needs_sandbox", False)),
         "env_kind": env_kind,
+        # light: a self-contained generator; real: drives a real tool (CAD kernel, PDF parser,
+        # a real repository's test suite). Domains declare ``tier = "real"``; light is the default.
+        "tier": str(getattr(dom, "tier", "light")),
+        "vision": bool(getattr(dom, "vision", False)),
         "summary": summary[0] if summary else "",
     }
 

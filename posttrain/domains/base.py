@@ -41,6 +41,9 @@ FAMILIES = (
     "long_horizon", "math", "logic", "algorithms", "text_data", "sql", "science", "games",
 )
 ENV_KINDS = ("single_turn", "tool", "sandbox")
+# light: a self-contained generator (the default); real: the domain drives a real tool — a CAD
+# kernel, a document parser, a real repository's test suite (``domains list --json``).
+TIERS = ("light", "real")
 
 
 @runtime_checkable
@@ -74,6 +77,8 @@ def _check(dom: Any) -> None:
         raise RegistryError(f"domain {dom.id!r} must start with its family {dom.family!r}.")
     if dom.env_kind not in ENV_KINDS:
         raise RegistryError(f"domain {dom.id!r}: env_kind {dom.env_kind!r} not in {ENV_KINDS}")
+    if getattr(dom, "tier", "light") not in TIERS:
+        raise RegistryError(f"domain {dom.id!r}: tier {dom.tier!r} not in {TIERS}")
     if len(tuple(dom.difficulties)) < 3:
         raise RegistryError(f"domain {dom.id!r} needs at least 3 difficulty levels")
 

@@ -24,11 +24,14 @@ def test_list_json_shape():
     rows = _json(r)
     assert BASIC <= {row["id"] for row in rows}
     for row in rows:
-        assert {"id", "family", "difficulties", "native", "multi_turn", "needs_sandbox"} <= set(row)
+        assert {"id", "family", "difficulties", "native", "multi_turn", "needs_sandbox", "tier",
+                "vision"} <= set(row)
+        assert row["tier"] in ("light", "real") and isinstance(row["vision"], bool)
         assert all(isinstance(d, int) for d in row["difficulties"])
     add = next(row for row in rows if row["id"] == "math.add-v1")
     assert add["difficulties"] == [1, 2, 3, 4] and add["native"] is True
     assert add["multi_turn"] is False and add["needs_sandbox"] is False
+    assert add["tier"] == "light" and add["vision"] is False
 
 
 def test_list_family_filter_and_unknown_family():
