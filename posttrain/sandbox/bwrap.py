@@ -10,7 +10,8 @@ pid, net, mount, ipc and uts namespaces (cgroup too when the kernel allows), wit
 - a fresh ``/proc``, a minimal ``/dev`` and empty mount points for the overlay binds
   (``/work``, ``/tmp``, ``/home/user``, ``/dev/shm``);
 - the template base read-only at ``/.ptbase`` (the layer store is created by the supervisor
-  as a detached tmpfs, never attached to a path);
+  as a detached tmpfs, never attached to a path), and the template's ``ro_dirs`` read-only
+  at ``/opt/ro/<name>`` (hidden like ``/etc`` by the supervisor, see ``mountview.py``);
 - the payload: the native front ``ptinit`` (bound read-only at ``/.ptinit``) when it could be
   built, else the Python supervisor; both remount ``/`` and ``/dev`` read-only before any
   command runs, so nothing outside the overlay persists between tasks;
@@ -130,7 +131,7 @@ def _system_view() -> list[str]:
 def bwrap_argv(*, base_dir: Path, etc_dir: Path, supervisor_dir: Path, python: str,
                store_bytes: int, block_fd: int, info_fd: int, ctl_fd: int,
                proxy_socket: str | None = None, native: str | None = None,
-               bpf_fd: int | None = None, **_unused) -> list[str]:
+               bpf_fd: int | None = None, ro_dirs: tuple = (), **_unused) -> list[str]:
     """The full argv (bwrap first) that starts a supervisor for one sandbox."""
     binary = bwrap_binary()
     if binary is None:
@@ -148,6 +149,8 @@ def bwrap_argv(*, base_dir: Path, etc_dir: Path, supervisor_dir: Path, python: s
              "--setenv", "PATH", SANDBOX_PATH,
              "--chdir", "/",
              "--block-fd", str(block_fd), "--info-fd", str(info_fd)]
+    for name, host in ro_dirs:  # names are validated path components (template._ro_dirs)
+        args += ["--ro-bind", host, f"/opt/ro/{name}"]
     if proxy_socket:
         args += ["--bind", proxy_socket, "/run/posttrain-proxy.sock"]
     if native and bpf_fd is not None:

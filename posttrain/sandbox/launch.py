@@ -93,7 +93,7 @@ def launch(template: Template, limits: Limits, support: cgroups.CgroupSupport,
                 base_dir=base, etc_dir=etc, supervisor_dir=sources, python=bwrap.system_python(),
                 store_bytes=limits.store_bytes, block_fd=block_r, info_fd=info_w,
                 ctl_fd=child_sock.fileno(), proxy_socket=proxy_socket, native=native,
-                bpf_fd=bpf_fd)
+                bpf_fd=bpf_fd, ro_dirs=template.ro_dirs if template else ())
             fds = (block_r, info_w, child_sock.fileno()) + ((bpf_fd,) if bpf_fd is not None else ())
             if support.parents or support.unified:  # before bubblewrap: it is born in them
                 cgroup = cgroups.Cgroup(support, pids=limits.pids + SUPERVISOR_PIDS,

@@ -8,6 +8,7 @@ Why: ``/proc/self/mountinfo`` shows, for a bind mount, the source's path inside 
 system (field 4): the project checkout, the host's temp and cache directories (with pids
 and random names). Each bound directory (``/etc``, ``/.ptsup``, ``/.ptbase``) is replaced by
 a read-only overlay of itself, whose entry shows ``/`` and options naming sandbox paths only,
+and so is each read-only package directory under ``/opt/ro`` (``Template.ro_dirs``),
 and the binds are moved under one tmpfs that is then detached (one umount for all: each
 waits for an RCU grace period). The egress proxy's socket (``allowlist`` mode) cannot be
 reached through an overlay, so its bind is detached too and the forwarder connects through
@@ -32,6 +33,7 @@ from command import libc, mount
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_MOVE = 1, 2, 4, 8, 8192
 OVERLAYFS_MAGIC = 0x794C7630
 HIDDEN = ("/etc", "/.ptsup", "/.ptbase")
+RO_ROOT = "/opt/ro"  # template.RO_ROOT: each entry is a read-only host bind (ro_dirs)
 PROXY = "/run/posttrain-proxy.sock"  # forwarder.PROXY: where the host proxy is bound
 _PROXY_FD: list = []
 
@@ -40,7 +42,8 @@ def hide_host_paths() -> None:
     for path in ("/.ptempty", "/.ptstage", "/.ptgone"):
         os.mkdir(path, 0o700 if path != "/.ptempty" else 0o755)
     mount("tmpfs", "/.ptgone", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=700")
-    for i, path in enumerate(HIDDEN):
+    ro = [f"{RO_ROOT}/{n}" for n in sorted(os.listdir(RO_ROOT))] if os.path.isdir(RO_ROOT) else []
+    for i, path in enumerate(HIDDEN + tuple(ro)):
         if path == "/.ptbase" and _on_overlayfs(path):
             continue
         mount("overlay", "/.ptstage", "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV,

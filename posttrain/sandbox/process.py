@@ -48,6 +48,8 @@ class ProcessSandbox(AsyncTwins):
                  timeouts: Timeouts | None = None, network: NetworkPolicy | None = None,
                  **_ignored):
         self.template = template or Template()
+        if self.template.ro_dirs:  # no mount namespace: /opt/ro/<name> cannot exist here
+            raise SandboxError("Template.ro_dirs needs the isolated backend (bubblewrap)")
         self.limits = limits or Limits()
         self.timeouts = timeouts or Timeouts()
         self.network = network or NetworkPolicy()

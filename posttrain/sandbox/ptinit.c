@@ -33,6 +33,7 @@
  * Report: {"exit_code": N|null, "signal": N|null, "cpu_s": X, "maxrss_kb": N} or {"error": "..."}
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -359,6 +360,25 @@ static void remount_ro(const char *target) {
  * overlayfs keeps its bind: the work overlay on top would nest one overlay too deep. */
 static int proxy_fd = -1; /* allowlist mode: the proxy socket, reached through this fd */
 
+/* The template's read-only host directories (Template.ro_dirs, bound at /opt/ro/<name>; the
+ * names are short validated path components): each is hidden like /etc. */
+static void hide_ro_dirs(void) {
+    DIR *ro = opendir("/opt/ro");
+    if (!ro) return;
+    struct dirent *e;
+    for (unsigned n = 0; (e = readdir(ro)) != NULL;) {
+        if (e->d_name[0] == '.' || strlen(e->d_name) > 32) continue;
+        char path[48], opts[96], away[32];
+        snprintf(path, sizeof path, "/opt/ro/%s", e->d_name);
+        snprintf(opts, sizeof opts, "lowerdir=%s:/.ptempty,userxattr", path);
+        snprintf(away, sizeof away, "/.ptgone/ro%u", n++);
+        if (mount("overlay", "/.ptstage", "overlay", MS_RDONLY | MS_NOSUID | MS_NODEV, opts) ||
+            mkdir(away, 0700) || mount(path, away, NULL, MS_MOVE, NULL) ||
+            mount("/.ptstage", path, NULL, MS_MOVE, NULL)) fail("hide: ro dir");
+    }
+    closedir(ro);
+}
+
 static int hide_host_paths(void) {
     static const char *dirs[] = {"/etc", "/.ptsup", "/.ptbase"};
     int self = open("/.ptinit", O_PATH | O_CLOEXEC);
@@ -376,6 +396,7 @@ static int hide_host_paths(void) {
             mkdir(away, 0700) || mount(dirs[i], away, NULL, MS_MOVE, NULL) ||
             mount("/.ptstage", dirs[i], NULL, MS_MOVE, NULL)) fail("hide: overlay");
     }
+    hide_ro_dirs();
     proxy_fd = open("/run/posttrain-proxy.sock", O_PATH | O_CLOEXEC); /* a socket: no overlay */
     int fd = open("/.ptgone/proxy", O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
     if (fd < 0 || close(fd) ||

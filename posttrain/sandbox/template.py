@@ -1,7 +1,9 @@
 """Sandbox templates: the read-only base tree every sandbox of a template starts from.
 
 What it is: :class:`Template` = an optional host directory to copy plus a mapping of extra
-files (path -> text or bytes). :func:`materialize` writes it once per process into a cache
+files (path -> text or bytes), and optional read-only host directories (``ro_dirs``: name ->
+host path, seen inside an isolated sandbox at ``/opt/ro/<name>``; e.g. the CAD tool's
+packages, which the sandbox's ``/usr`` Python does not have). :func:`materialize` writes it once per process into a cache
 directory (on tmpfs when available), owned by the sandbox user; isolated sandboxes mount it
 as the lowest, read-only overlay layer under ``/work``; process sandboxes copy it.
 
@@ -16,7 +18,8 @@ Guarantees: a template's ``key`` changes whenever its files or base path change;
 materialized tree is never written by a sandbox (overlay copies up on write); symlinks in a
 base directory are copied as links, never followed.
 
-Does not: watch ``base_dir`` for later changes (the key includes its path, not its contents).
+Does not: watch ``base_dir`` or an ``ro_dirs`` directory for later changes (the key includes
+their paths, not their contents); expose ``ro_dirs`` on the process backend (it refuses them).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -36,6 +40,8 @@ from . import hostdirs, safefs
 _lock = threading.Lock()
 _cache_root: Path | None = None
 _cache_pid: int | None = None
+RO_ROOT = "/opt/ro"  # where ro_dirs appear inside a sandbox (both fronts hide their host paths)
+_RO_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 
 
 @dataclass(frozen=True)
@@ -45,22 +51,42 @@ class Template:
     files: tuple[tuple[str, bytes], ...] = ()
     base_dir: str | None = None
     name: str = ""
+    ro_dirs: tuple[tuple[str, str], ...] = ()  # (name, host dir): read-only at RO_ROOT/name
 
     @classmethod
     def of(cls, files: Mapping[str, str | bytes] | None = None, base_dir: str | None = None,
-           name: str = "") -> "Template":
+           name: str = "", ro_dirs: Mapping[str, str] | None = None) -> "Template":
         items = tuple(sorted((k, v.encode() if isinstance(v, str) else bytes(v))
                              for k, v in (files or {}).items()))
         for path, _ in items:
             safefs.split(path)  # refuse '..' and absolute paths up front
-        return cls(items, str(Path(base_dir).resolve()) if base_dir else None, name)
+        return cls(items, str(Path(base_dir).resolve()) if base_dir else None, name,
+                   _ro_dirs(ro_dirs or {}))
 
     @property
     def key(self) -> str:
         h = hashlib.sha256((self.base_dir or "").encode())
         for path, data in self.files:
             h.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
+        for name, host in self.ro_dirs:
+            h.update(b"ro\0" + name.encode() + b"\0" + host.encode())
         return h.hexdigest()[:16]
+
+
+def _ro_dirs(dirs: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """Validated (name, resolved host dir) pairs: a name is one short path component (it is
+    a mount point and goes into overlay options, so no ``:``, ``,`` or ``/``)."""
+    out = []
+    for name, host in sorted(dirs.items()):
+        if not isinstance(name, str) or not _RO_NAME.match(name):
+            raise ValueError(f"ro_dirs name {name!r}: must match {_RO_NAME.pattern}")
+        path = Path(host).resolve()
+        if not path.is_dir():
+            raise ValueError(f"ro_dirs[{name!r}] = {host!r}: not a directory")
+        if any(c in str(path) for c in ",:\n"):
+            raise ValueError(f"ro_dirs[{name!r}] = {host!r}: ',', ':' or a newline in the path")
+        out.append((name, str(path)))
+    return tuple(out)
 
 
 CACHE_PREFIX = "posttrain-sbx-cache-"
