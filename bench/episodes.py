@@ -47,6 +47,11 @@ class PacedScript:
 
         self.script = ScriptedPolicy(tasks, lambda t: _domain(t).reference_actions(t))
         self.hf, self.new_tokens = hf, new_tokens
+        # The engine must batch this policy exactly as it batches the HF backend it paces with:
+        # one call per round for episodes of every tool list and turn (without these the
+        # engine split each round by domain, 8 calls of 4 prompts instead of 1 of 32).
+        self.per_prompt_tools = hf.per_prompt_tools
+        self.per_prompt_seeds = hf.per_prompt_seeds
         self.policy_version = 0
         self.tokenizer = None
 

@@ -30,6 +30,10 @@ class SamplingParams:
     # One tool list per prompt (overrides ``tools``), for backends that declare
     # ``per_prompt_tools = True``: episodes of different domains share one call.
     prompt_tools: tuple[tuple[Mapping[str, Any], ...], ...] | None = None
+    # One seed per prompt (overrides ``seed``), for backends that declare
+    # ``per_prompt_seeds = True``: each sample row draws from a generator of its own, seeded by
+    # (its prompt's seed, its sample index), so episodes at different turns share one call.
+    prompt_seeds: tuple[int, ...] | None = None
 
 
 @runtime_checkable

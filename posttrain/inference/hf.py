@@ -30,6 +30,10 @@ Guarantees:
   kept in ``token_ids_T`` (with its logprob) and left out of ``text``; a stop string is cut
   from ``text`` while the ids are kept up to and including the token that completed it;
 - ``params.seed`` makes a call reproducible (same prompts, same weights, same result);
+  ``params.prompt_seeds`` (one per prompt, ``per_prompt_seeds``) gives each sample row a
+  generator of its own, seeded by (its prompt's seed, its sample index): a row's draws do not
+  depend on how many other rows the call holds or when they finish, so the episode engine can
+  put episodes at different turns into one call;
 - ``load_weights(version, state_dict)`` copies weights in place, sets ``policy_version`` and
   drops the prefix cache; in-place edits of the weights without ``load_weights`` (a shared
   module stepped by an optimizer) are caught by the weight fingerprint (tensor version
@@ -93,6 +97,7 @@ class HFBackend:
     """Batched sampling over a transformers causal LM (see the module docstring)."""
 
     per_prompt_tools = True  # renders each prompt with its own tool list (``prompt_tools``)
+    per_prompt_seeds = True  # samples each prompt's rows with generators of their own (``prompt_seeds``)
 
     def __init__(self, model: Any, tokenizer: Any, *, device: str = "cpu", policy_version: int = 0,
                  min_prefix_tokens: int = 16, prefix_cache_size: int = 4, fast: bool = True):
@@ -293,15 +298,13 @@ class HFBackend:
         reasons = ["length"] * B
         if budget <= 0:
             return toks, lps, reasons
-        gen = torch.Generator(device=self.device)
-        if params.seed is None:
-            gen.seed()
-        else:
-            gen.manual_seed(params.seed)
+        gens = self._generators(params, B)
         stops = tuple(params.stop)
         window = max((len(s) for s in stops), default=0) + 2
         live = list(range(B))  # output rows still generating, aligned with cache rows
+        owners = list(range(B))  # the output row of each cache row, finished or not
         for step in range(budget):
+            gen = gens if isinstance(gens, torch.Generator) else [gens[r] for r in owners]
             tok_B, lp_B = _sample(logits, params, gen)
             tok_list, lp_list = tok_B.tolist(), lp_B.tolist()
             done = []
@@ -319,13 +322,27 @@ class HFBackend:
                 live[i] = -1
             if step == budget - 1 or all(r < 0 for r in live):
                 break
-            live, tok_B = self._maybe_compact(cache, rows, live, tok_B)
+            live, owners, tok_B = self._maybe_compact(cache, rows, live, owners, tok_B)
             rows.mask = torch.cat([rows.mask, rows.mask.new_ones((len(live), 1))], 1)
             rows.key_pos = torch.cat([rows.key_pos, rows.next_pos], 1)
             logits = self._forward(tok_B.unsqueeze(1), rows.mask, rows.next_pos, cache, rows.key_pos)
             rows.next_pos = rows.next_pos + 1
             self.stats.decode_steps += 1
         return toks, lps, reasons
+
+    def _generators(self, params: SamplingParams, B: int) -> torch.Generator | list[torch.Generator]:
+        """One generator for the call, or with ``prompt_seeds`` one per output row."""
+        if params.prompt_seeds is None:
+            gen = torch.Generator(device=self.device)
+            if params.seed is None:
+                gen.seed()
+            else:
+                gen.manual_seed(params.seed)
+            return gen
+        if len(params.prompt_seeds) * params.n != B:
+            raise InferenceError(f"{len(params.prompt_seeds)} prompt seeds for {B // params.n} prompts")
+        return [torch.Generator(device=self.device).manual_seed(_row_seed(s, j))
+                for s in params.prompt_seeds for j in range(params.n)]
 
     def _stopped(self, live, toks, stops, window, reasons, already) -> list[int]:
         """Cache rows whose newest token completed a stop string (decoding only a short tail)."""
@@ -339,19 +356,22 @@ class HFBackend:
                 hit.append(i)
         return hit
 
-    def _maybe_compact(self, cache, rows: _Rows, live: list[int], tok_B: torch.Tensor):
+    def _maybe_compact(self, cache, rows: _Rows, live: list[int], owners: list[int], tok_B: torch.Tensor):
         """Drop finished rows from the batch once at most half of it is still generating."""
         keep = [i for i, r in enumerate(live) if r >= 0]
         if len(keep) * 2 > len(live):
-            return live, tok_B
+            return live, owners, tok_B
         index = torch.tensor(keep, device=self.device)
         cache.batch_select_indices(index)
         rows.mask, rows.next_pos, rows.key_pos = rows.mask[index], rows.next_pos[index], rows.key_pos[index]
-        return [live[i] for i in keep], tok_B[index]
+        return [live[i] for i in keep], [owners[i] for i in keep], tok_B[index]
 
 
-def _sample(logits: torch.Tensor, params: SamplingParams, gen: torch.Generator):
-    """Sampled ids (B,) and their behaviour logprobs (B,) — before top-p truncation."""
+def _sample(logits: torch.Tensor, params: SamplingParams, gen: torch.Generator | list[torch.Generator]):
+    """Sampled ids (B,) and their behaviour logprobs (B,) — before top-p truncation.
+
+    ``gen``: one generator for the batch, or one per row (each row then draws alone, so its
+    tokens depend only on its own logits and generator)."""
     if params.greedy or params.temperature == 0:
         logp = torch.log_softmax(logits, -1)
         tok = logp.argmax(-1, keepdim=True)
@@ -362,10 +382,21 @@ def _sample(logits: torch.Tensor, params: SamplingParams, gen: torch.Generator):
         sorted_p, order = probs.sort(-1, descending=True)
         # Keep the smallest head whose mass reaches top_p (the top token always survives).
         sorted_p[(sorted_p.cumsum(-1) - sorted_p) >= params.top_p] = 0.0
-        tok = order.gather(1, torch.multinomial(sorted_p, 1, generator=gen))
+        tok = order.gather(1, _draw(sorted_p, gen))
     else:
-        tok = torch.multinomial(probs, 1, generator=gen)
+        tok = _draw(probs, gen)
     return tok.squeeze(1), logp.gather(1, tok).squeeze(1)
+
+
+def _draw(probs: torch.Tensor, gen: torch.Generator | list[torch.Generator]) -> torch.Tensor:
+    if isinstance(gen, torch.Generator):
+        return torch.multinomial(probs, 1, generator=gen)
+    return torch.cat([torch.multinomial(probs[i:i + 1], 1, generator=g) for i, g in enumerate(gen)])
+
+
+def _row_seed(prompt_seed: int, sample: int) -> int:
+    """The seed of sample ``sample`` of a prompt seeded ``prompt_seed`` (a 63-bit mix)."""
+    return (prompt_seed * 1_000_003 + sample * 7_777_777_777) % (1 << 63)
 
 
 def _common_prefix(seqs: list[tuple[int, ...]], cap: int) -> tuple[int, ...]:

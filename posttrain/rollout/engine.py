@@ -12,10 +12,15 @@ One call plays ``params.n`` episodes of each task, all together, in rounds:
    resets run on the env pool (a sandbox env may do I/O);
 2. **generate**: one backend call per (samples per prompt, turn index) for every live
    episode — and per tool list, unless the backend renders each prompt with its own tools
-   (``per_prompt_tools``, the HF backend does; ``SamplingParams.prompt_tools``). On its first turn each task's episodes share one prompt with ``n`` samples
-   (the backend shares the prefill); later turns send one prompt per episode. The seed of an
-   episode's turn ``t`` is ``params.seed + 7919 * t``. So a batch of single-turn tasks is
-   exactly one ``generate(prompts, params)`` call;
+   (``per_prompt_tools``, the HF backend does; ``SamplingParams.prompt_tools``). On its first
+   turn each task's episodes share one prompt with ``n`` samples (the backend shares the
+   prefill); later turns send one prompt per episode. The seed of an episode's turn ``t`` is
+   ``params.seed + 7919 * t``. A backend that seeds each prompt's rows on their own
+   (``per_prompt_seeds``, the HF backend does; ``SamplingParams.prompt_seeds``) gets episodes
+   of different turns in one call, each prompt with its turn's seed — so a round is one call
+   per sample count even when admission staggers the episodes. A call whose prompts are all
+   at one turn is sent with the plain ``seed``, exactly as before. So a batch of single-turn
+   tasks is exactly one ``generate(prompts, params)`` call;
 3. **step** every episode that got an action, on the env pool (sandbox latency overlaps);
 4. an episode that ended is **verified on its live env and closed** at once, on the env pool,
    while the others go on to their next turn.
@@ -104,13 +109,15 @@ def _prompt_groups(live: list[Episode]) -> list[list[Episode]]:
     return out
 
 
-def _calls(live: list[Episode], per_prompt_tools: bool) -> list[list[list[Episode]]]:
+def _calls(live: list[Episode], per_prompt_tools: bool,
+           per_prompt_seeds: bool = False) -> list[list[list[Episode]]]:
     """Prompt groups split into backend calls: one per (samples, episode turn), and per tool
-    list unless the backend renders each prompt with its own (``per_prompt_tools``)."""
+    list unless the backend renders each prompt with its own (``per_prompt_tools``); turns
+    share a call when the backend seeds each prompt on its own (``per_prompt_seeds``)."""
     calls: dict[tuple[str, int, int], list[list[Episode]]] = {}
     for group in _prompt_groups(live):
         tools = "" if per_prompt_tools else _tools_key(group[0].tools)
-        key = (tools, len(group), len(group[0].turns))
+        key = (tools, len(group), -1 if per_prompt_seeds else len(group[0].turns))
         calls.setdefault(key, []).append(group)
     return list(calls.values())
 
@@ -118,11 +125,14 @@ def _calls(live: list[Episode], per_prompt_tools: bool) -> list[list[list[Episod
 def _call_params(params: SamplingParams, groups: list[list[Episode]],
                  per_prompt_tools: bool) -> SamplingParams:
     left = max(ep.tokens_left() for g in groups for ep in g)
-    turn = len(groups[0][0].turns)
-    seed = None if params.seed is None else params.seed + TURN_SEED_STRIDE * turn
+    seeds = None if params.seed is None else tuple(
+        params.seed + TURN_SEED_STRIDE * len(g[0].turns) for g in groups)
+    one_turn = seeds is None or len(set(seeds)) == 1
     tools = tuple(g[0].tools for g in groups)
     mixed = per_prompt_tools and len(set(map(_tools_key, tools))) > 1
-    return replace(params, n=len(groups[0]), tools=groups[0][0].tools, seed=seed,
+    return replace(params, n=len(groups[0]), tools=groups[0][0].tools,
+                   seed=seeds[0] if seeds else None,
+                   prompt_seeds=None if one_turn else seeds,
                    prompt_tools=tools if mixed else None,
                    max_new_tokens=max(1, min(params.max_new_tokens, left)))
 
@@ -161,7 +171,7 @@ def _turn(backend: InferenceBackend, live: list[Episode], params: SamplingParams
     """Sample one action for every live episode; failures end their episodes."""
     actions: list[tuple[Episode, Completion]] = []
     mixed = bool(getattr(backend, "per_prompt_tools", False))
-    for groups in _calls(live, mixed):
+    for groups in _calls(live, mixed, bool(getattr(backend, "per_prompt_seeds", False))):
         p = _call_params(params, groups, mixed)
         t0 = time.perf_counter()
         outs = _generate(backend, groups, p)

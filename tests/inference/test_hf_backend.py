@@ -231,3 +231,39 @@ def test_shared_training_module_keeps_its_mode():
     model.train()
     HFBackend(model, tok).generate(addition_prompts(PAIRS[:1]), SamplingParams(max_new_tokens=2))
     assert model.training
+
+
+def test_prompt_seeds_give_each_prompt_its_own_stream(model_tok):
+    """With ``prompt_seeds`` a prompt's samples depend on its own seed only: the same as when
+    it is called alone, unchanged when another prompt's seed changes, different for its own."""
+    model, tok = model_tok
+    backend = HFBackend(model, tok)
+    prompts = addition_prompts(PAIRS[:3])
+    run = lambda ps, seeds: backend.generate(ps, SamplingParams(n=3, max_new_tokens=8, prompt_seeds=seeds))
+    both = run(prompts, (11, 22, 33))
+    assert _same(both, run(prompts, (11, 22, 33))) and _max_lp_diff(both, run(prompts, (11, 22, 33))) == 0.0
+    alone = [run([p], (s,))[0] for p, s in zip(prompts, (11, 22, 33))]
+    assert _same(both, alone)  # no draw depends on the other rows of the call
+    other = run(prompts, (11, 99, 33))
+    assert _same([both[0], both[2]], [other[0], other[2]]) and not _same([both[1]], [other[1]])
+    assert len({c.token_ids_T for c in both[0]}) > 1  # a prompt's samples still differ
+    assert max_logprob_error(model, both) < 1e-4  # the behaviour logprobs are the trainer's
+    with pytest.raises(InferenceError, match="prompt seeds"):
+        run(prompts, (1, 2))
+
+
+def test_one_seed_path_draws_all_rows_from_one_generator(model_tok):
+    """Without ``prompt_seeds`` the whole call draws from one generator seeded ``seed`` (the
+    stream every published figure was sampled with): the first tokens of a P x n call are one
+    multinomial over the P x n rows, rows prompt-major."""
+    model, tok = model_tok
+    backend = HFBackend(model, tok)
+    prompts = addition_prompts(PAIRS[:2])
+    got = backend.generate(prompts, SamplingParams(n=2, max_new_tokens=1, seed=5))
+    with torch.no_grad():
+        last = [model(torch.tensor([backend.render(p)])).logits[0, -1].float() for p in prompts]
+    probs = torch.softmax(torch.stack([last[0], last[0], last[1], last[1]]), -1)
+    want = torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(5)).squeeze(1)
+    assert [c.token_ids_T[0] for g in got for c in g] == want.tolist()
+    seeded = backend.generate(prompts, SamplingParams(n=2, max_new_tokens=1, prompt_seeds=(5, 5)))
+    assert [c.token_ids_T for g in seeded for c in g] != [c.token_ids_T for g in got for c in g]

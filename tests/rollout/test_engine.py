@@ -125,3 +125,33 @@ def test_process_rewards_and_stop_strings_kept():
     # the backend cut the stop string from .text; the loop restores it from the tokens
     assert tr.turns[0].action.text.endswith("</tool_call>")
     assert tr.turns[0].info["tool_calls"] >= 1
+
+
+class _PerPromptSeeds(FakeBackend):
+    per_prompt_tools = True
+    per_prompt_seeds = True
+
+
+@pytest.mark.parametrize("per_prompt_seeds", [True, False])
+def test_episodes_at_different_turns_share_a_call_with_their_own_seeds(per_prompt_seeds):
+    """Admission staggers sandboxed episodes (cap 2: the third starts when the first ends),
+    so a round holds episodes at different turns. A backend that seeds each prompt gets them
+    in one call, each prompt with its own turn's seed ``seed + 7919 * turn``; any other
+    backend gets one call per turn with the plain seed. The trajectories score the same."""
+    doms = [get_domain(d) for d in ("terminal.organize", "code.bug_repair_repl", "terminal.extract")]
+    tasks = [sample_task(d, 0, 1) for d in doms]  # references of 2, 3 and 2 turns
+    backend = (_PerPromptSeeds if per_prompt_seeds else FakeBackend)(reference_script(tasks))
+    groups = run_groups(backend, tasks, SamplingParams(n=1, max_new_tokens=4000, seed=3),
+                        limits=EpisodeLimits(max_sandbox_episodes=2))
+    assert all(tr.reward == pytest.approx(1.0) for g in groups for tr in g.trajectories)
+    mixed = 0
+    for prompts, p in backend.calls:
+        want = tuple(3 + 7919 * _turn_index(m) for m in prompts)
+        if p.prompt_seeds is None:
+            assert set(want) == {p.seed}
+        else:
+            assert p.prompt_seeds == want and len(set(want)) > 1
+            mixed += 1
+    assert (mixed >= 1) == per_prompt_seeds
+    # 4 rounds: (organize 0, repl 0), (organize 1, repl 1), (repl 2, extract 0), (extract 1)
+    assert len(backend.calls) == 4 if per_prompt_seeds else len(backend.calls) > 4
