@@ -71,6 +71,7 @@ from posttrain.core.types import Completion, Message
 
 from .base import SamplingParams, check_sampling_params
 from .fast_decoder import FastDecoder, KVCache
+from .sampling import generators, sample
 from .windows import has_window, layer_windows, window_masks
 
 
@@ -298,14 +299,14 @@ class HFBackend:
         reasons = ["length"] * B
         if budget <= 0:
             return toks, lps, reasons
-        gens = self._generators(params, B)
+        gens = generators(params, B, self.device)
         stops = tuple(params.stop)
         window = max((len(s) for s in stops), default=0) + 2
         live = list(range(B))  # output rows still generating, aligned with cache rows
         owners = list(range(B))  # the output row of each cache row, finished or not
         for step in range(budget):
             gen = gens if isinstance(gens, torch.Generator) else [gens[r] for r in owners]
-            tok_B, lp_B = _sample(logits, params, gen)
+            tok_B, lp_B = sample(logits, params, gen)
             tok_list, lp_list = tok_B.tolist(), lp_B.tolist()
             done = []
             for i, r in enumerate(live):
@@ -330,20 +331,6 @@ class HFBackend:
             self.stats.decode_steps += 1
         return toks, lps, reasons
 
-    def _generators(self, params: SamplingParams, B: int) -> torch.Generator | list[torch.Generator]:
-        """One generator for the call, or with ``prompt_seeds`` one per output row."""
-        if params.prompt_seeds is None:
-            gen = torch.Generator(device=self.device)
-            if params.seed is None:
-                gen.seed()
-            else:
-                gen.manual_seed(params.seed)
-            return gen
-        if len(params.prompt_seeds) * params.n != B:
-            raise InferenceError(f"{len(params.prompt_seeds)} prompt seeds for {B // params.n} prompts")
-        return [torch.Generator(device=self.device).manual_seed(_row_seed(s, j))
-                for s in params.prompt_seeds for j in range(params.n)]
-
     def _stopped(self, live, toks, stops, window, reasons, already) -> list[int]:
         """Cache rows whose newest token completed a stop string (decoding only a short tail)."""
         cand = [i for i, r in enumerate(live) if r >= 0 and i not in already]
@@ -365,38 +352,6 @@ class HFBackend:
         cache.batch_select_indices(index)
         rows.mask, rows.next_pos, rows.key_pos = rows.mask[index], rows.next_pos[index], rows.key_pos[index]
         return [live[i] for i in keep], [owners[i] for i in keep], tok_B[index]
-
-
-def _sample(logits: torch.Tensor, params: SamplingParams, gen: torch.Generator | list[torch.Generator]):
-    """Sampled ids (B,) and their behaviour logprobs (B,) — before top-p truncation.
-
-    ``gen``: one generator for the batch, or one per row (each row then draws alone, so its
-    tokens depend only on its own logits and generator)."""
-    if params.greedy or params.temperature == 0:
-        logp = torch.log_softmax(logits, -1)
-        tok = logp.argmax(-1, keepdim=True)
-        return tok.squeeze(1), logp.gather(1, tok).squeeze(1)
-    logp = torch.log_softmax(logits / params.temperature, -1)
-    probs = logp.exp()
-    if params.top_p < 1.0:
-        sorted_p, order = probs.sort(-1, descending=True)
-        # Keep the smallest head whose mass reaches top_p (the top token always survives).
-        sorted_p[(sorted_p.cumsum(-1) - sorted_p) >= params.top_p] = 0.0
-        tok = order.gather(1, _draw(sorted_p, gen))
-    else:
-        tok = _draw(probs, gen)
-    return tok.squeeze(1), logp.gather(1, tok).squeeze(1)
-
-
-def _draw(probs: torch.Tensor, gen: torch.Generator | list[torch.Generator]) -> torch.Tensor:
-    if isinstance(gen, torch.Generator):
-        return torch.multinomial(probs, 1, generator=gen)
-    return torch.cat([torch.multinomial(probs[i:i + 1], 1, generator=g) for i, g in enumerate(gen)])
-
-
-def _row_seed(prompt_seed: int, sample: int) -> int:
-    """The seed of sample ``sample`` of a prompt seeded ``prompt_seed`` (a 63-bit mix)."""
-    return (prompt_seed * 1_000_003 + sample * 7_777_777_777) % (1 << 63)
 
 
 def _common_prefix(seqs: list[tuple[int, ...]], cap: int) -> tuple[int, ...]:
