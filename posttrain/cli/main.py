@@ -26,6 +26,7 @@ _GROUPS = [
     ("posttrain.cli.sandbox_cmd", "sandbox", "Run commands in an isolated sandbox; self-check it."),
     ("posttrain.cli.eval_cmd", "eval", "Evaluate models: pass@k, layers, regression gate."),
     ("posttrain.cli.models_cmd", "models", "Foundation and post-trained versions: list, promote, roll back."),
+    ("posttrain.cli.serve_cmd", None, ""),
 ]
 
 

@@ -1,94 +1,58 @@
-"""A tiny OpenAI-compatible chat server for the tests: stdlib http.server on 127.0.0.1, HF backend behind it.
+"""The real ``posttrain serve`` app in front of an in-process backend, for the openai backend's tests.
 
-It answers ``/v1/models`` and ``/v1/chat/completions`` in vLLM's response shape, including
-vLLM's ``return_token_ids`` / ``return_tokens_as_token_ids`` extensions unless started with
-``token_ids=False`` (then it answers like a plain OpenAI server: token strings only).
+``serve(backend)`` runs :func:`posttrain.serve.create_app` over ``backend`` (served as
+``tiny``) under uvicorn on a free loopback port and yields ``(base URL, request log)``. The
+only test additions are a thin ASGI wrapper around the real app: it logs each POST body (so a
+test can check what the client sent) and can answer the first ``fail_first`` POSTs with 503
+(to test the client's retries).
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from posttrain.inference.base import SamplingParams
-
-
-def _params(body: dict) -> SamplingParams:
-    temperature = float(body.get("temperature", 1.0))
-    return SamplingParams(n=int(body.get("n", 1)), temperature=temperature,
-                          top_p=float(body.get("top_p", 1.0)), max_new_tokens=int(body.get("max_tokens", 16)),
-                          stop=tuple(body.get("stop") or ()), seed=body.get("seed"),
-                          greedy=temperature == 0.0, tools=tuple(body.get("tools") or ()))
+from posttrain.serve import Router, ServedModel, ServerThread, create_app
 
 
-def _answer(backend, body: dict, token_ids: bool) -> dict:
-    group = backend.generate([body["messages"]], _params(body))[0]
-    tok = backend.tokenizer
-    as_ids = token_ids and body.get("return_tokens_as_token_ids")
-    choices = []
-    for i, c in enumerate(group):
-        content = [{"token": f"token_id:{t}" if as_ids else tok.decode([t]), "logprob": lp}
-                   for t, lp in zip(c.token_ids_T, c.logprobs_T)]
-        choice = {"index": i, "message": {"role": "assistant", "content": c.text},
-                  "finish_reason": c.finish_reason,
-                  "logprobs": {"content": content} if body.get("logprobs") else None}
-        if token_ids and body.get("return_token_ids"):
-            choice["token_ids"] = list(c.token_ids_T)
-        choices.append(choice)
-    answer = {"id": "cmpl-test", "object": "chat.completion", "model": body["model"], "choices": choices}
-    if token_ids and body.get("return_token_ids"):
-        answer["prompt_token_ids"] = list(group[0].prompt_token_ids)
-    return answer
+class _Spy:
+    """ASGI wrapper: record POST bodies, fail the first ``failures[0]`` with HTTP 503."""
+
+    def __init__(self, app, log: list, failures: list[int]):
+        self.app, self.log, self.failures = app, log, failures
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await self.app(scope, receive, send)
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        self.log.append(json.loads(body))
+        if self.failures[0] > 0:
+            self.failures[0] -= 1
+            data = json.dumps({"error": {"message": "warming up", "code": 503}}).encode()
+            await send({"type": "http.response.start", "status": 503,
+                        "headers": [(b"content-type", b"application/json")]})
+            return await send({"type": "http.response.body", "body": data})
+        replayed = False
+
+        async def replay():
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
 
 @contextmanager
-def serve(backend, *, token_ids: bool = True, fail_first: int = 0):
-    """Serve ``backend`` on a free loopback port; yields the base URL and the request log."""
-    lock = threading.Lock()  # the HF backend is not re-entrant
+def serve(backend, *, fail_first: int = 0):
+    """Serve ``backend`` as ``tiny`` on a free loopback port; yields the base URL and the request log."""
     log: list[dict] = []
-    failures = [fail_first]
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):  # keep test output clean
-            pass
-
-        def _send(self, code: int, payload: dict) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self):
-            if self.path == "/v1/models":
-                self._send(200, {"object": "list", "data": [{"id": "tiny", "object": "model"}]})
-            else:
-                self._send(404, {"error": "not found"})
-
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            if self.path != "/v1/chat/completions":
-                return self._send(404, {"error": "not found"})
-            with lock:
-                log.append(body)
-                if failures[0] > 0:
-                    failures[0] -= 1
-                    return self._send(503, {"error": "warming up"})
-                try:
-                    answer = _answer(backend, body, token_ids)
-                except Exception as exc:  # surfaced to the client as an HTTP error
-                    return self._send(400, {"error": str(exc)})
-            self._send(200, answer)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", log
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    app = create_app(Router([ServedModel("tiny", backend)]))
+    with ServerThread(_Spy(app, log, [fail_first])) as server:
+        yield server.url, log

@@ -1,6 +1,8 @@
-"""OpenAICompatBackend: a real HTTP round trip to a loopback server backed by the HF backend."""
+"""OpenAICompatBackend: real HTTP round trips to ``posttrain serve`` (the real app) over the HF backend."""
 
 from __future__ import annotations
+
+import socket
 
 import pytest
 from inference_helpers import addition_prompts, max_logprob_error, tiny
@@ -28,7 +30,7 @@ def test_round_trip_matches_the_backend_behind_the_server(hf):
     with serve(hf) as (url, log):
         client = OpenAICompatBackend(url, max_workers=3)
         remote = client.generate(prompts, params)
-    assert log[0]["model"] == "tiny"  # discovered through /v1/models
+    assert log[0]["model"] == "policy"  # discovered through /v1/models: the routing alias
     assert log[0]["logprobs"] is True and log[0]["n"] == 3 and log[0]["stop"] == ["7"]
     assert [len(g) for g in remote] == [3, 3, 3]
     for gd, gr in zip(direct, remote):
@@ -53,9 +55,11 @@ def test_greedy_sends_temperature_zero_and_tools(hf, monkeypatch):
 
 
 def test_server_without_token_ids_gives_empty_ids_and_logprobs(hf):
-    with serve(hf, token_ids=False) as (url, _):
-        client = OpenAICompatBackend(url, model="tiny")
+    """Not asked for vLLM's token-id extensions, the server answers like plain OpenAI (token strings)."""
+    with serve(hf) as (url, log):
+        client = OpenAICompatBackend(url, model="tiny", request_token_ids=False)
         out = client.generate(addition_prompts(PAIRS[:2]), SamplingParams(n=2, max_new_tokens=5, seed=0))
+    assert "return_token_ids" not in log[0]
     for c in (c for g in out for c in g):
         assert c.token_ids_T == () and c.logprobs_T == () and c.prompt_token_ids == ()
         assert isinstance(c.text, str) and c.finish_reason in ("stop", "length")
@@ -71,8 +75,9 @@ def test_retries_5xx_then_succeeds_and_reports_4xx(hf):
 
 
 def test_unreachable_server_is_an_inference_error():
-    with serve(None) as (url, _):
-        pass  # server shut down: the port is closed now
+    with socket.socket() as sock:  # a free port, closed again: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
     client = OpenAICompatBackend(url, model="tiny", retries=0, timeout_s=2)
     with pytest.raises(InferenceError, match="unreachable"):
         client.generate(addition_prompts(PAIRS[:1]), SamplingParams())
