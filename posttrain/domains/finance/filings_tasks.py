@@ -80,7 +80,10 @@ def build_task(domain_id: str, difficulty: int, plan: DocPlan) -> Task:
     traps = {}
     for name, trap in plan.traps.items():
         t = {s.name: _plain(trap.get(s.name, "none")) for s in specs}
-        if all(not correct(t[s.name], exp[s.name], s) for s in specs):
+        ok = {s.name: correct(t[s.name], exp[s.name], s) for s in specs}
+        for f, needs in plan.gates.items():  # a gated field counts only with the field it needs
+            ok[f] = ok[f] and ok[needs]
+        if not any(ok.values()):  # a trap with some right fields is partial credit, not a probe
             traps[name] = t
     reads = sorted({f.read for f in plan.fields}, key=lambda r: (r[1], r[2], r[0]))
     hidden = {"docs": {p: dict(s) for p, s in plan.docs.items()}, "fields": [s.to_dict() for s in specs],
