@@ -1,4 +1,5 @@
-"""A backend over any OpenAI-compatible ``/v1/chat/completions`` server (vLLM, SGLang, llama.cpp).
+"""A backend over any OpenAI-compatible ``/v1/chat/completions`` server (vLLM, SGLang, llama.cpp,
+``posttrain serve``).
 
 What it is: an :class:`~posttrain.inference.base.InferenceBackend` that sends one request
 per prompt (``n`` samples each, requests in parallel threads so the server can batch them)
@@ -12,7 +13,12 @@ else from ``choices[].token_ids`` (when it has one id per logprob), and prompt i
 ``prompt_token_ids``. A server that gives none of these yields Completions with **empty**
 ``token_ids_T`` *and* ``logprobs_T`` (a Completion holds one logprob per id), and empty
 ``prompt_token_ids``: usable for evaluation, not for token-level training. Set
-``request_token_ids=False`` for servers that reject unknown fields.
+``request_token_ids=False`` for servers that reject unknown fields. ``posttrain serve``
+(:mod:`posttrain.serve`) answers these fields as vLLM does; against it the Completions equal
+the in-process HF backend's for the same seed (tested in ``tests/serve``). Route keys for a
+multi-version server go in ``extra_body={"metadata": {"domain": ...}}``. The Completions carry
+this backend's ``policy_version`` (what the trainer set with ``load_weights``); the server's
+own ``policy_version`` and the answering version (``model``) are in its JSON, not recorded here.
 
 Logprob semantics are the server's: vLLM returns logprobs of the unmodified model
 distribution unless started with ``--logprobs-mode processed_logprobs`` (which also applies

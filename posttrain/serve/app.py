@@ -144,6 +144,8 @@ def _resolve(router: Router, req: Any, request: Any, response: Any):
         served, why = router.resolve(req.model, route_keys(req.metadata, request.headers))
     except UnknownModel as exc:
         raise ApiError(404, str(exc), type="not_found_error", param="model") from exc
+    except PosttrainError as exc:  # e.g. a promoted version whose folder cannot be loaded
+        raise ApiError(503, f"the routed version is unavailable: {exc}", type="service_unavailable") from exc
     response.headers["X-Posttrain-Route"] = why
     return served, why
 

@@ -138,7 +138,8 @@ def load_served(name: str, path: str | Path, spec: LoadSpec = LoadSpec()) -> Ser
     from posttrain.inference import make_backend
 
     if spec.engine == "vllm":
-        backend = make_backend("vllm", model=str(path), policy_version=spec.policy_version)
+        backend = make_backend("vllm", model=str(path), dtype=spec.dtype,
+                               policy_version=spec.policy_version)
     else:
         from posttrain.models.loading import load_model
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Literal, Sequence, Union
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -83,8 +83,8 @@ class _Request(BaseModel):
             if value:
                 raise ApiError(400, f"{name}={value!r} is not supported by posttrain serve", param=name)
 
-    def sampling(self, max_tokens: int | None, default_max: int | None,
-                 stop: Sequence[str] | None = None) -> SamplingParams:
+    def sampling(self, max_tokens: int | None, default_max: int | None) -> SamplingParams:
+        """The backend's params; no ``max_tokens``: up to the model's context (as OpenAI)."""
         stops = [self.stop] if isinstance(self.stop, str) else list(self.stop or ())
         limit = max_tokens if max_tokens is not None else (default_max or DEFAULT_MAX_TOKENS)
         return SamplingParams(n=self.n, temperature=self.temperature, top_p=self.top_p,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import socket
+import urllib.error
+import urllib.request
 
 import pytest
 from inference_helpers import addition_prompts, max_logprob_error, tiny
@@ -93,3 +96,45 @@ def test_load_weights_needs_a_hook_unless_updated_out_of_band():
     assert bare.policy_version == 3
     with pytest.raises(InferenceError, match="cannot receive weights"):
         bare.load_weights(4, {"w": 1})
+
+
+@pytest.mark.vllm
+def test_vllm_engine_behind_the_same_api():
+    """``posttrain serve --engine vllm``: the vllm backend behind the API answers what it samples
+    in process (chat and completions from ids); top logprobs, which need a torch model, are refused."""
+    pytest.importorskip("vllm")
+    from vllm_engine import reset_to, shared_backend
+
+    backend = shared_backend()
+    model = reset_to(backend, 0)
+    prompts = addition_prompts(PAIRS)
+    params = SamplingParams(n=2, temperature=0.8, max_new_tokens=6, seed=3)
+    with serve(backend) as (url, _):
+        remote = OpenAICompatBackend(url, max_workers=3).generate(prompts, params)
+        ids = backend.render(prompts[0])
+        status, answer = _post(url + "/v1/completions", {"prompt": ids, "max_tokens": 5, "temperature": 0,
+                                                         "return_token_ids": True, "logprobs": 0})
+        refused, _ = _post(url + "/v1/chat/completions", {"messages": prompts[0], "logprobs": True,
+                                                          "top_logprobs": 2})
+    direct = [backend.generate([p], params)[0] for p in prompts]
+    for gr, gd in zip(remote, direct):
+        assert [(c.token_ids_T, c.text, c.prompt_token_ids) for c in gr] == \
+            [(c.token_ids_T, c.text, c.prompt_token_ids) for c in gd]
+        for r, d in zip(gr, gd):
+            assert r.logprobs_T == pytest.approx(d.logprobs_T, abs=1e-6)
+    greedy = backend.generate_ids([ids], SamplingParams(greedy=True, max_new_tokens=5))[0][0]
+    assert status == 200 and answer["choices"][0]["token_ids"] == list(greedy.token_ids_T)
+    assert answer["choices"][0]["logprobs"]["token_logprobs"] == pytest.approx(list(greedy.logprobs_T), abs=1e-6)
+    assert refused == 400
+    assert max_logprob_error(model, remote, temperature=0.8) < 1e-3
+
+
+def _post(url, body):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=120) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())

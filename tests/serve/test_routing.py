@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 
-import pytest
 from serve_helpers import call, serving
 from typer.testing import CliRunner
 
@@ -102,3 +102,20 @@ def test_cli_serves_a_folder_on_loopback(folders, local):
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=30) == 0
+
+
+def test_a_promoted_version_that_cannot_load_is_503_and_rollback_recovers(registry, folders, tmp_path):
+    broken = tmp_path / "v3"
+    shutil.copytree(folders["v2"], broken)
+    with VersionRegistry(registry) as reg:
+        reg.register_posttrain(broken, base_id="base", run_id="run-v3", config_hash="c0", version_id="v3")
+        reg.promote("v1")
+    with serving(ServeSpec(versions=["v1"], registry=registry, refresh_s=0.0)) as (url, _):
+        with VersionRegistry(registry) as reg:
+            reg.promote("v3")
+        (broken / "config.json").unlink()  # the folder went bad after registration
+        status, answer, _ = call(url, "/v1/chat/completions", {"messages": CHAT, "max_tokens": 2})
+        assert status == 503 and "v3" in answer["error"]["message"]
+        with VersionRegistry(registry) as reg:
+            reg.rollback()
+        assert _ask(url)[0] == "v1"
