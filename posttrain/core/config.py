@@ -222,7 +222,12 @@ class CurriculumSection(_Strict):
 
 class InferenceConfig(_Strict):
     """The policy's sampling engine in training (checked when the run starts: only engines the
-    pipeline can sample and sync weights into; ``posttrain eval --backend`` takes the others)."""
+    pipeline can sample and sync weights into; ``posttrain eval --backend`` takes the others).
+
+    The other fields configure the ``vllm`` engine and are ignored by ``hf``:
+    ``kv_cache_gib`` (CPU build: the KV cache, whole GiB, at least 1), ``max_model_len``
+    (null: the model's positions), ``enforce_eager`` (null: eager on CPU, vLLM's default on
+    GPU), ``gpu_memory_utilization`` (GPU: the share of device memory each engine takes)."""
 
     backend: str = "hf"
 
@@ -247,6 +252,10 @@ class RunConfig(_Strict):
 
     @model_validator(mode="after")
     def _domains_nonempty(self) -> "RunConfig":
+    kv_cache_gib: float = Field(1.0, gt=0)
+    max_model_len: int | None = Field(None, ge=2)
+    enforce_eager: bool | None = None
+    gpu_memory_utilization: float = Field(0.5, gt=0, le=1)
         if not self.domains:
             raise ValueError("at least one domain is required")
         return self

@@ -5,8 +5,10 @@ the same run config switches from the embedded thread pool to Ray by one field
 (``executor: ray``). Placement:
 
 - :class:`RolloutWorker` — one actor per producer (``ray_cpus_per_worker`` CPUs, plus
-  ``num_gpus`` when given, plus any custom ``ray_resources``); it holds its own HF backend
-  and pulls weights through :class:`~posttrain.distributed.ray_sync.RayWeightSync`;
+  ``num_gpus`` when given, plus any custom ``ray_resources``); it holds its own backend (an
+  HF backend over its copy of the model, or with a vLLM template backend an engine of its
+  own on the same model folder: ``producers.worker_settings``) and pulls weights through
+  :class:`~posttrain.distributed.ray_sync.RayWeightSync`;
 - verification runs where the episode ran: a worker verifies each episode on its live env
   (the one episode engine), on its own env threads — never on the trainer;
 - the trainer stays in the driver, or runs inside :class:`~posttrain.distributed.ray_trainer.TrainerActor`.
@@ -31,7 +33,8 @@ from typing import Any
 
 import ray
 
-from posttrain.trainer.producers import POOLS, Job, JobResult, RolloutSettings, produce
+from posttrain.trainer.producers import (POOLS, Job, JobResult, RolloutSettings, produce,
+                                         worker_settings)
 
 from .ray_sync import RayWeightSync
 
@@ -213,7 +216,9 @@ def ray_pool(backend: Any, model: Any, version: int, settings: RolloutSettings, 
              num_producers: int, max_attempts: int = 2, imports: tuple[str, ...] = (),
              config: Any = None, keep: int = 1, **_: Any) -> RayProducerPool:
     ensure_ray(getattr(config, "ray_address", None))
-    return RayProducerPool(backend.model, backend.tokenizer, model.state_dict(), version, settings,
+    # an engine without a module of its own (vLLM) ships the trainer's; its workers ignore it
+    return RayProducerPool(getattr(backend, "model", model), backend.tokenizer, model.state_dict(),
+                           version, worker_settings(backend, settings),
                            num_workers=num_producers, max_attempts=max_attempts, imports=imports,
                            num_cpus=getattr(config, "ray_cpus_per_worker", 1.0),
                            resources=dict(getattr(config, "ray_resources", {}) or {}),

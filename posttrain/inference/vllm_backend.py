@@ -40,6 +40,15 @@ in-process engine must not pin the trainer's threads); the KV cache gets ``kv_ca
 on 2 cores for no gain on small models). An entry script must keep the
 ``if __name__ == "__main__":`` guard: vllm may spawn processes.
 
+Sharing: :attr:`VLLMBackend.engine_spec` is a picklable :class:`VLLMEngineSpec` that starts another
+engine on the same folder with the same settings (a rollout worker process or Ray actor holds
+its own engine that way). Threads of one process share one engine instead: vllm keeps the
+running forward pass's attention metadata in a process-wide global (``vllm.forward_context``),
+so two engines of one process must not run forwards at the same time, and ``LLM`` itself is
+not thread-safe. :meth:`VLLMBackend.exclusive` is the re-entrant lock a caller holds across
+"install weights version v, then play a whole job" so that no other thread swaps the weights
+in between (the async loop's producers and its evaluation probe take it).
+
 What it does not do: GPU-to-GPU weight transfer (an out-of-process update goes through a file
 on disk; large GPU setups should use vllm's NCCL weight transfer), or LoRA adapters.
 """
@@ -49,6 +58,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from posttrain.core.errors import InferenceError, MissingExtraError
@@ -74,10 +84,39 @@ def _cpu_environment(kv_cache_gib: float) -> None:
     os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(max(1, int(round(kv_cache_gib)))))
 
 
+@dataclass(frozen=True)
+class VLLMEngineSpec:
+    """What starts an engine: a model folder and the engine settings (picklable).
+
+    Called as a rollout worker's backend factory ``(model, tokenizer) -> backend``; both
+    arguments are ignored (the engine reads the folder) and the new backend starts at
+    ``policy_version`` -1, so the worker's first weight pull installs the version it needs."""
+
+    model: str
+    dtype: str = "auto"
+    seed: int = 0
+    max_model_len: int | None = None
+    gpu_memory_utilization: float = 0.5
+    kv_cache_gib: float = 1.0
+    enforce_eager: bool | None = None
+    engine_kwargs: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+
+    def start(self, policy_version: int = 0) -> "VLLMBackend":
+        return VLLMBackend(self.model, dtype=self.dtype, seed=self.seed,
+                           policy_version=policy_version, max_model_len=self.max_model_len,
+                           gpu_memory_utilization=self.gpu_memory_utilization,
+                           kv_cache_gib=self.kv_cache_gib, enforce_eager=self.enforce_eager,
+                           **dict(self.engine_kwargs))
+
+    def __call__(self, model: Any = None, tokenizer: Any = None) -> "VLLMBackend":
+        return self.start(policy_version=-1)
+
+
 class VLLMBackend:
     """Sampling with a vllm engine over a local model folder (see the module docstring)."""
 
     per_prompt_tools = True  # renders each prompt with its own tool list (``prompt_tools``)
+    shared_by_threads = True  # thread producers share this one engine (module docstring)
 
     def __init__(self, model: str, *, dtype: str = "auto", seed: int = 0, policy_version: int = 0,
                  max_model_len: int | None = None, gpu_memory_utilization: float = 0.5,
@@ -89,6 +128,9 @@ class VLLMBackend:
 
         self._vllm = vllm
         self.model_path = str(model)
+        self.engine_spec = VLLMEngineSpec(self.model_path, dtype, seed, max_model_len,
+                                   gpu_memory_utilization, kv_cache_gib, enforce_eager,
+                                   tuple(sorted(engine_kwargs.items())))
         on_cpu = current_platform.is_cpu()
         kwargs = dict(model=self.model_path, dtype=dtype, seed=seed, enable_prefix_caching=True,
                       logprobs_mode="processed_logprobs", **engine_kwargs)
@@ -110,8 +152,15 @@ class VLLMBackend:
         self.checkpoint_names = _checkpoint_names(self.model_path)
         self.policy_version = policy_version
         self._lock = threading.Lock()
+        self._session = threading.RLock()  # exclusive(): one job's weights + episodes
         self._in_process = _in_process(self.llm)
         self._weights_dir: str | None = None  # staging folder for out-of-process updates
+
+    def exclusive(self) -> threading.RLock:
+        """The engine for one caller across several calls (``with backend.exclusive(): ...``):
+        a thread that installs a version and plays a job with it holds this, so another
+        thread sharing the engine cannot load other weights between its calls."""
+        return self._session
 
     # ---------------------------------------------------------------- prompts
     def render(self, messages: Sequence[Message], tools: Sequence[Mapping[str, Any]] = ()) -> list[int]:

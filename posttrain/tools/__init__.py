@@ -3,7 +3,9 @@
 ``default_tools()`` gives shell, python, read_file, write_file, edit_file and list_files;
 ``document_tools(documents)`` gives open_document, read_page, search_document and
 extract_tables over PDFs a task placed in /work (:mod:`.document_tool`);
-each has ``name``, ``spec`` (OpenAI function-calling JSON schema) and
+``CadTool`` (``cad``: a build123d script run in the sandbox, its solid exported; see
+:mod:`.cad_tool`) is added by the CAD domains. Each has ``name``, ``spec`` (OpenAI
+function-calling JSON schema) and
 ``__call__(sandbox, **arguments) -> ToolResult``. ``ToolSet`` validates a call against the
 schema and dispatches it; a malformed call is an error result, never an exception.
 
@@ -12,6 +14,7 @@ file tools). Does not: parse tool calls out of model text (the rollout layer doe
 """
 
 from .document_tool import document_tools
+from .cad_tool import CadTool
 from .exec_tools import PythonTool, ShellTool
 from .file_tools import EditFileTool, ListFilesTool, ReadFileTool, WriteFileTool
 from .result import ToolResult
@@ -24,6 +27,6 @@ def default_tools(timeout: float = 30.0) -> ToolSet:
                     EditFileTool(), ListFilesTool()])
 
 
-__all__ = ["EditFileTool", "ListFilesTool", "PythonTool", "ReadFileTool", "ShellTool", "Tool",
+__all__ = ["CadTool", "EditFileTool", "ListFilesTool", "PythonTool", "ReadFileTool", "ShellTool", "Tool",
            "ToolResult", "ToolSet", "WriteFileTool", "default_tools", "document_tools", "function_spec",
            "validate"]

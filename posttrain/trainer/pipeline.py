@@ -5,9 +5,13 @@ This is what ``posttrain quickstart`` and ``posttrain train CONFIG`` run. The ru
 - ``config.yaml`` (the validated config) and ``metrics.jsonl`` + ``tensorboard/`` events;
 - ``checkpoints/step-N`` (exact-resume checkpoints) and ``model/`` (the final policy in HF
   format, loadable with ``from_pretrained`` or ``--model``);
+- ``engine_model/`` (``inference.backend: vllm`` only): the policy at the start of RL, the
+  folder the vLLM engine starts from; later versions reach the engine in memory
+  (``trainer/engines.py``);
 - ``reward_<domain>.png`` (RL reward curve per domain);
 - ``summary.json``: ``heldout_before``/``heldout_after`` (``overall`` and ``per_domain``, with
-  standard errors) and ``wall_s`` per phase;
+  standard errors and the ``policy_version`` evaluated), ``inference_backend`` (the engine
+  that sampled RL and both evaluations) and ``wall_s`` per phase;
 - ``groups.jsonl``: every verified RL group (one TrajectoryGroup per line, plus ``step``:
   the step index that trained on it), for ``posttrain audit`` and ``eval --reuse-groups``;
 - ``tasks.jsonl`` (async loop): each scheduled task's outcome; with
@@ -31,7 +35,6 @@ line, an unreadable ``summary.json`` or work store): never a silent restart from
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import sqlite3
@@ -46,9 +49,10 @@ from posttrain.core.config import RunConfig, config_hash
 from posttrain.core.errors import SchedulerError
 from posttrain.core.serde import to_dict
 from posttrain.eval.tracking import MetricsWriter
-from posttrain.inference.hf import HFBackend
+from posttrain.inference.base import InferenceBackend
 from posttrain.models.loading import save_model
 from posttrain.scheduler.ledger import OutcomeLedger
+from posttrain.trainer.engines import make_rollout_backend, probe_backend
 from posttrain.scheduler.store import WorkStore
 from posttrain.trainer.checkpoint import (CheckpointError, checkpoint_path, list_checkpoints,
                                          load_checkpoint, load_reference, prune_checkpoints,
@@ -57,6 +61,7 @@ from posttrain.trainer.heldout import heldout_accuracy
 from posttrain.trainer.optim import optimizer_from_config
 from posttrain.trainer.phases import load_policy, run_dpo, run_sft, set_threads
 from posttrain.trainer.plots import reward_curves
+from posttrain.trainer.producers import engine_session
 from posttrain.trainer.progress import RunProgress
 from posttrain.trainer.loop import BEHAVIOUR_WEIGHTS, TaskLedger, train_async
 from posttrain.trainer.reference_loop import RLState, frozen_reference, train_rl
@@ -73,7 +78,7 @@ def _timed(wall: dict[str, float], name: str) -> Iterator[None]:
     wall[name] = round(wall.get(name, 0.0) + time.perf_counter() - t0, 3)
 
 
-def _heldout(backend: HFBackend, cfg: RunConfig) -> dict[str, Any]:
+def _heldout(backend: InferenceBackend, cfg: RunConfig) -> dict[str, Any]:
     return heldout_accuracy(backend, cfg.domains, cfg.eval.heldout_per_domain,
                             cfg.eval.seed_offset, cfg.eval.max_new_tokens,
                             limits=episode_limits(cfg.episode))
@@ -85,17 +90,21 @@ def _heldout_metrics(result: dict[str, Any]) -> dict[str, float]:
             **{f"eval/heldout/{d}": v for d, v in result["per_domain"].items()}}
 
 
-def _rl_logger(cfg: RunConfig, model: Any, tokenizer: Any, writer: MetricsWriter, offset: int):
+def _rl_logger(cfg: RunConfig, backend: InferenceBackend, model: Any, tokenizer: Any,
+               writer: MetricsWriter, offset: int):
     """The RL loops' ``on_step``: log the step's metrics, with the held-out accuracy of the
     weights just trained every ``eval.every_steps`` steps (the last step is eval_after's)."""
     every, probe = cfg.eval.every_steps, []
 
     def on_step(step: int, metrics: dict[str, float]) -> None:
         if every and step % every == 0 and step < cfg.rl.steps:
-            if not probe:  # its own copy: the loop's backend may be sampling (async producers)
-                probe.append(HFBackend(copy.deepcopy(model).eval(), tokenizer))
-            probe[0].load_weights(step, model.state_dict())
-            metrics = {**metrics, **_heldout_metrics(_heldout(probe[0], cfg))}
+            if not probe:  # the loop's backend may be sampling (async producers): engines.py
+                probe.append(probe_backend(backend, model, tokenizer))
+            # labelled with the version just published: a shared engine's next job pulls by label
+            version = int(metrics.get("rollout/policy_version", step))
+            with engine_session(probe[0]):
+                probe[0].load_weights(version, model.state_dict())
+                metrics = {**metrics, **_heldout_metrics(_heldout(probe[0], cfg))}
         writer.log(offset + step, metrics)
 
     return on_step
@@ -244,7 +253,8 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
             with _timed(wall, "sft"):
                 run_sft(model, tokenizer, cfg, on_step=lambda s, m: writer.log(s, m),
                         progress=bar.advance("sft"))
-        backend = HFBackend(copy.deepcopy(model).eval(), tokenizer)
+        backend = make_rollout_backend(cfg, model, tokenizer, out)
+        summary["inference_backend"] = cfg.inference.backend
         stream = make_stream(cfg.domains, cfg.seed, cfg.curriculum, cfg.rl.prompts_per_step)
         optimizer, schedule = optimizer_from_config(model, cfg.rl)
         state = RLState()
@@ -289,7 +299,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
         with _timed(wall, "rl"):
             rl_offset = cfg.sft.steps  # RL steps continue the SFT step axis in the logs
             common = dict(pad_id=pad_id, seed=cfg.seed, state=state, lr_scheduler=schedule,
-                          on_step=_rl_logger(cfg, model, tokenizer, writer, rl_offset),
+                          on_step=_rl_logger(cfg, backend, model, tokenizer, writer, rl_offset),
                           limits=episode_limits(cfg.episode), filters=cfg.filters,
                           checkpoint=checkpoint, checkpoint_every=cfg.rl.checkpoint_every,
                           progress=bar.advance("rl", start=state.step), on_groups=keep_groups,

@@ -14,10 +14,18 @@ registers ``"ray"``):
 
 - ``thread`` — the embedded default: one thread per producer, each with its own backend (an
   HF backend over its own copy of the model), weights through :class:`InProcessWeightSync`.
-  Torch releases the GIL inside its ops, so sampling overlaps the trainer's update.
+  Torch releases the GIL inside its ops, so sampling overlaps the trainer's update. A
+  backend marked ``shared_by_threads`` (vLLM: one engine per process, see
+  :mod:`posttrain.inference.vllm_backend`) is shared by every thread instead of copied; a
+  producer holds its ``exclusive()`` lock from the weight pull to the job's last episode,
+  so jobs on one shared engine take turns (sampling still overlaps the trainer's update).
 - ``process`` — one spawned process per producer, weights through shared memory. A monitor
   thread notices a dead process (killed, OOM, segfault): its job is re-run on a fresh
   process (``max_attempts`` in all), then recorded as failed with the reason.
+
+Process and Ray workers build their backend with ``RolloutSettings.backend_factory``; when
+none is given and the pool's template backend carries an ``engine_spec`` (vLLM), each worker
+starts its own engine from that spec (:func:`worker_settings`).
 
 Guarantees: an ``exact`` job is sampled with the weights of version ``min_version`` and
 nothing else (a re-run after a worker died too), so its result depends on the job alone,
@@ -38,6 +46,7 @@ import queue
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol
 
@@ -112,6 +121,21 @@ class ProducerPool(Protocol):
     def metrics(self) -> dict[str, float]: ...
 
 
+def worker_settings(backend: Any, settings: RolloutSettings) -> RolloutSettings:
+    """``settings`` for process/Ray workers: without a ``backend_factory`` of its own, a
+    template backend with an ``engine_spec`` (vLLM) gives each worker an engine of its own."""
+    spec = getattr(backend, "engine_spec", None)
+    if settings.backend_factory is None and spec is not None:
+        return dataclasses.replace(settings, backend_factory=spec)
+    return settings
+
+
+def engine_session(backend: Any) -> Any:
+    """The backend's ``exclusive()`` lock when threads share it, else a no-op context."""
+    hold = getattr(backend, "exclusive", None)
+    return hold() if hold is not None else nullcontext()
+
+
 def produce(job: Job, backend: Any, sync: WeightSync, settings: RolloutSettings, env_pool: Any,
             stopped: Callable[[], bool], worker: str) -> JobResult:
     """Run one job on one backend (the body every pool shares)."""
@@ -119,6 +143,12 @@ def produce(job: Job, backend: Any, sync: WeightSync, settings: RolloutSettings,
     while not sync.wait_for(job.min_version, 0.05):
         if stopped():
             raise Stopped(f"job {job.index}")
+    with engine_session(backend):  # a shared engine: no other thread's weights mid-job
+        return _play_job(job, backend, sync, settings, env_pool, stopped, worker, t0)
+
+
+def _play_job(job: Job, backend: Any, sync: WeightSync, settings: RolloutSettings, env_pool: Any,
+              stopped: Callable[[], bool], worker: str, t0: float) -> JobResult:
     sync.pull(backend, job.min_version if job.exact else None)
     weights_wait = time.perf_counter() - t0
     # newer weights between turns is free-running only: the loop refuses it with exact jobs
@@ -202,10 +232,13 @@ class ThreadProducerPool:
 @POOLS.register("thread")
 def thread_pool(backend: Any, model: Any, version: int, settings: RolloutSettings, *,
                 num_producers: int, keep: int = 1, **_: Any) -> ThreadProducerPool:
-    """Producer 0 samples with ``backend`` itself; the others with deep copies of it.
+    """Producer 0 samples with ``backend`` itself; the others with deep copies of it, or with
+    ``backend`` too when it is ``shared_by_threads`` (one vLLM engine per process).
 
     ``keep``: versions the weight sync holds (the schedule's ring, ``max_policy_lag + 1``)."""
-    backends = [backend] + [copy.deepcopy(backend) for _ in range(num_producers - 1)]
+    shared = getattr(backend, "shared_by_threads", False)
+    backends = [backend] + [backend if shared else copy.deepcopy(backend)
+                            for _ in range(num_producers - 1)]
     return ThreadProducerPool(backends, InProcessWeightSync(version, model.state_dict(), keep=keep),
                               settings)
 
@@ -345,6 +378,7 @@ class ProcessProducerPool:
 def process_pool(backend: Any, model: Any, version: int, settings: RolloutSettings, *,
                  num_producers: int, max_attempts: int = 2, imports: tuple[str, ...] = (),
                  keep: int = 1, **_: Any) -> ProcessProducerPool:
-    return ProcessProducerPool(model, getattr(backend, "tokenizer", None), version, settings,
+    return ProcessProducerPool(model, getattr(backend, "tokenizer", None), version,
+                               worker_settings(backend, settings),
                                num_workers=num_producers, max_attempts=max_attempts, imports=imports,
                                state_dict=model.state_dict(), keep=keep)

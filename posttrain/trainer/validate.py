@@ -30,12 +30,15 @@ from posttrain.core.errors import ConfigError, RegistryError
 from posttrain.rollout import ContextConfig, EpisodeLimits
 from posttrain.trainer.algorithms import ALGORITHMS, check_correction, get_algorithm
 
-# Engines the pipeline can sample with and copy new weights into after every step. The other
-# inference backends (openai, vllm, fake) serve `posttrain eval --backend ...`.
-TRAINING_BACKENDS = ("hf",)
+# Engines the pipeline can sample with and copy new weights into after every step
+# (trainer/engines.py builds them). The other inference backends (openai, fake) serve
+# `posttrain eval --backend ...`.
+TRAINING_BACKENDS = ("hf", "vllm")
 # Pools trainer/producers.py registers on import; "ray" comes from posttrain.distributed.
 BUILTIN_POOLS = ("thread", "process")
 RAY_EXTRA_HINT = "needs the ray extra: pip install 'posttrain[ray]'"
+VLLM_EXTRA_HINT = ("needs the vllm extra: pip install 'posttrain[vllm]' (GPU), or on CPU "
+                   "`make setup-vllm` and run from .venv-vllm (see docs/inference.md, \"vLLM\")")
 
 Check = Callable[[RunConfig], list[str]]
 
@@ -100,11 +103,36 @@ def _domains(cfg: RunConfig) -> list[str]:
 
 
 def _inference(cfg: RunConfig) -> list[str]:
-    if cfg.inference.backend in TRAINING_BACKENDS:
+    backend = cfg.inference.backend
+    if backend == "vllm":
+        return _vllm(cfg)
+    if backend in TRAINING_BACKENDS:
         return []
-    return [f"inference.backend: got {_show(cfg.inference.backend)}; the training pipeline "
+    return [f"inference.backend: got {_show(backend)}; the training pipeline "
             f"samples with {', '.join(map(repr, TRAINING_BACKENDS))} only (allowed: "
             f"{', '.join(TRAINING_BACKENDS)}; `posttrain eval --backend` takes openai, vllm, fake)"]
+
+
+def _vllm(cfg: RunConfig) -> list[str]:
+    """The vLLM engine's own limits, checked before the (tens of seconds) engine start."""
+    head, rl = 'inference.backend: got "vllm"', cfg.rl
+    if not _installed("vllm"):  # the other rules would not matter: say the one thing to do
+        return [f"{head}; vllm is not importable here: it {VLLM_EXTRA_HINT}"]
+    problems = []
+    if rl.top_p < 1:
+        problems.append(f"rl.top_p: got {rl.top_p} with inference.backend \"vllm\"; vLLM's behaviour "
+                        "logprobs are of the top-p-truncated distribution, the trainer's are not, so "
+                        "every importance ratio would be off: allowed 1.0 with vllm")
+    if rl.temperature > 2:
+        problems.append(f"rl.temperature: got {rl.temperature} with inference.backend \"vllm\"; "
+                        "vLLM samples at temperatures up to 2: allowed (0, 2]")
+    n_max = cfg.inference.max_model_len
+    for path, n in (("rl.max_new_tokens", rl.max_new_tokens),
+                    ("eval.max_new_tokens", cfg.eval.max_new_tokens)):
+        if n_max is not None and n >= n_max:
+            problems.append(f"{path}: got {n} with inference.max_model_len {n_max}; allowed: fewer "
+                            "than the engine's positions (the prompt needs some)")
+    return problems
 
 
 def _pool_ids() -> list[str]:
@@ -114,11 +142,15 @@ def _pool_ids() -> list[str]:
     return sorted(mod.POOLS.ids()) if mod is not None else list(BUILTIN_POOLS)
 
 
-def ray_installed() -> bool:
+def _installed(module: str) -> bool:
     try:
-        return importlib.util.find_spec("ray") is not None
+        return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # ValueError: a module set to None in sys.modules
         return False
+
+
+def ray_installed() -> bool:
+    return _installed("ray")
 
 
 def _executor(cfg: RunConfig, registering: tuple[str, ...] = ()) -> list[str]:

@@ -47,7 +47,7 @@ def _assert_config_error(res, wall, out, needles):
     ("rl.algorithm=grpoo", ["rl.algorithm", "'grpoo'", "did you mean 'grpo'", "allowed: ", "dapo, dr_grpo, grpo"]),
     ("domains=[{id: math.ad-v1}]", ["domains.0.id", "math.ad-v1", "did you mean 'math.add-v1'"]),
     ("domains=[{id: math.add-v1, difficulties: [7]}]", ["domains.0.difficulties", "[7]", "[1, 2, 3, 4]"]),
-    ("inference.backend=vllm", ["inference.backend", "\"vllm\"", "allowed: hf"]),
+    ("inference.backend=openai", ["inference.backend", "\"openai\"", "allowed: hf, vllm"]),
     ("async_rl.executor=thred", ["async_rl.executor", "\"thred\"", "did you mean 'thread'"]),
     ("curriculum.config={promote_att: 0.9}", ["curriculum.config.promote_att", "did you mean 'promote_at'"]),
     ("agent={max_turns: 3}", ["agent", "renamed to 'episode'"]),

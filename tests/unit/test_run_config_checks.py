@@ -47,7 +47,7 @@ def test_the_check_does_not_import_torch():
     (["domains=[{id: math.add-v1, difficulties: [1, 1]}]"], ["domains.0.difficulties", "distinct"]),
     (["domains=[{id: math.add-v1}, {id: math.sub-v1}, {id: math.add}]"],
      ["domains.2.id", "same domain as domains.0.id"]),
-    (["inference.backend=vllm"], ["inference.backend", "\"vllm\"", "allowed: hf"]),
+    (["inference.backend=openai"], ["inference.backend", "\"openai\"", "allowed: hf, vllm"]),
     (["async_rl.executor=thred", "rl.max_policy_lag=1"], ["async_rl.executor", "thred", "did you mean 'thread'"]),
     (["curriculum.config={promote_att: 0.9}"], ["curriculum.config.promote_att", "did you mean 'promote_at'"]),
     (["curriculum.config={demote_at: 0.9, promote_at: 0.5}"], ["curriculum.config", "demote_at (0.9)"]),
