@@ -230,6 +230,10 @@ class InferenceConfig(_Strict):
     GPU), ``gpu_memory_utilization`` (GPU: the share of device memory each engine takes)."""
 
     backend: str = "hf"
+    kv_cache_gib: float = Field(1.0, gt=0)
+    max_model_len: int | None = Field(None, ge=2)
+    enforce_eager: bool | None = None
+    gpu_memory_utilization: float = Field(0.5, gt=0, le=1)
 
 
 class RunConfig(_Strict):
@@ -252,10 +256,6 @@ class RunConfig(_Strict):
 
     @model_validator(mode="after")
     def _domains_nonempty(self) -> "RunConfig":
-    kv_cache_gib: float = Field(1.0, gt=0)
-    max_model_len: int | None = Field(None, ge=2)
-    enforce_eager: bool | None = None
-    gpu_memory_utilization: float = Field(0.5, gt=0, le=1)
         if not self.domains:
             raise ValueError("at least one domain is required")
         return self
