@@ -83,7 +83,11 @@ def serve(
         typer.echo(f"posttrain serve: {url}/v1 default={state['default']} ({state['default_from']}) "
                    f"versions={','.join(router.models)} routes={routes}")
 
-    run_foreground(app, host, port, ready)
+    try:
+        run_foreground(app, host, port, ready)
+    except PosttrainError as exc:  # e.g. the port is taken
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
 
 
 def register(app: typer.Typer) -> None:

@@ -24,7 +24,7 @@ of :class:`~posttrain.serve.engine.ServedModel` serializes the requests to one v
 import hmac
 from typing import Any
 
-from posttrain.core.errors import InferenceError, MissingExtraError, PosttrainError
+from posttrain.core.errors import MissingExtraError, PosttrainError
 
 from .protocol import (ApiError, ChatRequest, CompletionRequest, chat_response, completion_response,
                        error_body)
@@ -54,7 +54,6 @@ def create_app(router: Router, *, api_key: str | None = None, recorder: Recorder
     from starlette.exceptions import HTTPException
 
     app = fastapi.FastAPI(title="posttrain serve", docs_url=None, redoc_url=None)
-    app.state.router = router
 
     def fail(status: int, message: str, type: str, param: str | None = None) -> JSONResponse:
         return JSONResponse(error_body(message, type, param, status), status_code=status)
@@ -168,5 +167,5 @@ def _call(fn):
     """Run a backend call; its typed errors are the client's fault (HTTP 400)."""
     try:
         return fn()
-    except (InferenceError, PosttrainError) as exc:
+    except PosttrainError as exc:  # InferenceError: bad params, prompt too long, template
         raise ApiError(400, str(exc)) from exc
