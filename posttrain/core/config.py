@@ -69,10 +69,32 @@ class TinyModelConfig(_Strict):
     max_position_embeddings: int = Field(256, ge=16)
 
 
+LORA_DEFAULT_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+class LoraConfig(_Strict):
+    """A LoRA adapter (peft) over the policy: only its matrices train. ``target_modules`` are
+    names of the model's linear layers (the last component of the module path), checked
+    against the model when the run starts (``posttrain.trainer.validate``); the default
+    covers every projection of a Llama-style block (the built-in tiny model's)."""
+
+    r: int = Field(8, ge=1)
+    alpha: float = Field(16.0, gt=0)
+    dropout: float = Field(0.0, ge=0, lt=1)
+    target_modules: list[str] = Field(default_factory=lambda: list(LORA_DEFAULT_TARGETS),
+                                      min_length=1)
+
+
 class ModelConfig(_Strict):
     path: str | None = Field(None, description="local HF causal LM folder; None builds the tiny model")
     tiny: TinyModelConfig = TinyModelConfig()
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    lora: LoraConfig | None = Field(None, description="None: full fine-tuning")
+    activation_checkpointing: bool = Field(
+        False, description="recompute each decoder layer's activations in the backward pass")
+    autocast: Literal["none", "bf16", "fp16"] = Field(
+        "none", description="mixed precision of training forwards where the device computes it "
+                            "natively; float32 elsewhere (posttrain.trainer.precision)")
 
 
 class DomainSpec(_Strict):

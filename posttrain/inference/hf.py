@@ -94,6 +94,18 @@ class _Rows:
     key_pos: torch.Tensor  # (B, K) position id of every cached key (sliding windows count these)
 
 
+def _names_to_load(own: Mapping[str, Any], state: Mapping[str, Any]) -> list[str]:
+    """The keys ``load_weights`` copies: all of the model's, or only its LoRA adapter's when
+    ``state`` holds exactly those (an adapter-only sync); anything else is an error."""
+    missing = sorted(set(own) - set(state))
+    if not missing:
+        return list(own)
+    adapter = [k for k in own if "lora_" in k]
+    if adapter and set(state) == set(adapter):
+        return adapter
+    raise InferenceError(f"load_weights: {len(missing)} weights missing, e.g. {missing[:3]}")
+
+
 class HFBackend:
     """Batched sampling over a transformers causal LM (see the module docstring)."""
 
@@ -123,16 +135,17 @@ class HFBackend:
 
     # ---------------------------------------------------------------- weights
     def load_weights(self, version: int, weights: Any) -> None:
-        """Copy ``weights`` (a state dict or a module; None: already in place) and set the version."""
+        """Copy ``weights`` (a state dict or a module; None: already in place) and set the version.
+
+        Over a LoRA (peft) model, a state dict of exactly its adapter tensors is accepted too:
+        the frozen base stays as it is and only the adapter is copied."""
         if weights is not None:
             state = weights.state_dict() if hasattr(weights, "state_dict") else weights
             own = self.model.state_dict()
-            missing = sorted(set(own) - set(state))
-            if missing:
-                raise InferenceError(f"load_weights: {len(missing)} weights missing, e.g. {missing[:3]}")
+            names = _names_to_load(own, state)
             with torch.no_grad():
-                for name, param in own.items():
-                    param.copy_(state[name])
+                for name in names:
+                    own[name].copy_(state[name])
         self.policy_version = int(version)
         self._prefix_cache.clear()
 

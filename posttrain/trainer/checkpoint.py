@@ -2,7 +2,8 @@
 
 A checkpoint is a folder::
 
-    <dir>/model/             weights, HF ``save_pretrained`` format (safetensors)
+    <dir>/model/             weights, HF ``save_pretrained`` format (safetensors); a LoRA policy's
+                             adapter only, in peft's format (``trainer/lora.py``)
     <dir>/tokenizer/         ``tokenizer.save_pretrained`` (when a tokenizer is given)
     <dir>/trainer_state.pt   optimizer, LR scheduler, RNG states (python, numpy, torch[, cuda]),
                              step, policy version, data position, extra (any picklable state,
@@ -254,6 +255,13 @@ def _read_meta(path: Path) -> dict[str, Any] | None:
 def _load_weights(model: Any, folder: Path) -> None:
     from safetensors.torch import load_file
 
+    from posttrain.trainer.lora import ADAPTER_CONFIG, is_lora, load_adapter
+
+    if (folder / ADAPTER_CONFIG).is_file():  # a LoRA policy's save_pretrained: the adapter only
+        return load_adapter(model, folder)
+    if is_lora(model):
+        raise CheckpointError(f"{folder} holds full weights but the model is a LoRA policy "
+                              "(model.lora differs from the run that wrote it)")
     files = sorted(folder.glob("*.safetensors"))
     if not files:
         raise CheckpointError(f"no safetensors weights in {folder}")

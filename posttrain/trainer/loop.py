@@ -75,6 +75,7 @@ from posttrain.scheduler.filters import WHY
 from posttrain.trainer.advantages import compute_advantages
 from posttrain.trainer.batch import build_policy_batch
 from posttrain.trainer.losses import get_algorithm
+from posttrain.trainer.lora import sync_weights
 from posttrain.trainer.producers import POOLS, Job, JobResult, ProducerPool, RolloutSettings
 from posttrain.trainer.reference_loop import (MetricsFn, RLState, frozen_reference, policy_update,
                                               rollout_metrics, sampling_params, step_filter)
@@ -393,7 +394,7 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
             state.policy_version += 1
             stream.position += rl.prompts_per_step
             t2 = time.perf_counter()
-            pool.sync.publish(state.policy_version, model.state_dict())
+            pool.sync.publish(state.policy_version, sync_weights(model))
             metrics.update({f"time/{k}": v for k, v in result.times.items()})
             metrics.update(result.stats)
             metrics.update(pool.metrics())
@@ -413,5 +414,5 @@ def train_async(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backen
             state.extra[BEHAVIOUR_WEIGHTS] = behaviour_weights(pool.sync, state, schedule_lag(rl, cfg))
     finally:
         pool.close()
-        backend.load_weights(state.policy_version, model.state_dict())
+        backend.load_weights(state.policy_version, sync_weights(model))
     return state

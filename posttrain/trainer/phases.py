@@ -28,6 +28,8 @@ from posttrain.inference.hf import HFBackend
 from posttrain.models.loading import load_model
 from posttrain.models.tiny import build_tiny_model
 from posttrain.rollout import run_groups
+from posttrain.trainer.lora import apply_lora, sync_weights
+from posttrain.trainer.precision import apply_model_knobs
 from posttrain.trainer.dpo import build_dpo_batch, dpo_step, pairs_from_groups
 from posttrain.trainer.optim import build_optimizer, optimizer_from_config
 from posttrain.trainer.reference_loop import frozen_reference
@@ -40,10 +42,17 @@ StepFn = Callable[[int, dict[str, float]], None]
 
 
 def load_policy(cfg: RunConfig) -> tuple[Any, Any]:
-    """``(model, tokenizer)``: ``cfg.model.path`` when set, else a fresh tiny model."""
+    """``(model, tokenizer)``: ``cfg.model.path`` when set, else a fresh tiny model; with
+    ``model.activation_checkpointing`` / ``model.autocast`` applied and, with ``model.lora``,
+    wrapped in its LoRA adapter (:mod:`posttrain.trainer.lora`)."""
     if cfg.model.path:
-        return load_model(cfg.model.path, dtype=cfg.model.dtype)
-    return build_tiny_model(cfg.model.tiny, seed=cfg.seed)
+        model, tokenizer = load_model(cfg.model.path, dtype=cfg.model.dtype)
+    else:
+        model, tokenizer = build_tiny_model(cfg.model.tiny, seed=cfg.seed)
+    apply_model_knobs(model, cfg.model)
+    if cfg.model.lora is not None:
+        model = apply_lora(model, cfg.model.lora, seed=cfg.seed)
+    return model, tokenizer
 
 
 def demonstrations(stream: TaskStream, n: int) -> list[tuple[Any, str]]:
@@ -122,7 +131,7 @@ def run_dpo(model: Any, backend: InferenceBackend, cfg: RunConfig, *, pad_id: in
             continue
         metrics = dpo_step(model, optimizer, build_dpo_batch(pairs, pad_id), beta=cfg.dpo.beta,
                            ref_model=ref)
-        backend.load_weights(getattr(backend, "policy_version", 0) + 1, model.state_dict())
+        backend.load_weights(getattr(backend, "policy_version", 0) + 1, sync_weights(model))
         if on_step is not None:
             on_step(step + 1, metrics)
     model.eval()

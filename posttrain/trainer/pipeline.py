@@ -50,7 +50,6 @@ from posttrain.core.errors import SchedulerError
 from posttrain.core.serde import to_dict
 from posttrain.eval.tracking import MetricsWriter
 from posttrain.inference.base import InferenceBackend
-from posttrain.models.loading import save_model
 from posttrain.scheduler.ledger import OutcomeLedger
 from posttrain.trainer.engines import make_rollout_backend, probe_backend
 from posttrain.scheduler.store import WorkStore
@@ -58,6 +57,7 @@ from posttrain.trainer.checkpoint import (CheckpointError, checkpoint_path, list
                                          load_checkpoint, load_reference, prune_checkpoints,
                                          save_checkpoint, save_reference)
 from posttrain.trainer.heldout import heldout_accuracy
+from posttrain.trainer.lora import save_policy
 from posttrain.trainer.optim import optimizer_from_config
 from posttrain.trainer.phases import load_policy, run_dpo, run_sft, set_threads
 from posttrain.trainer.plots import reward_curves
@@ -318,7 +318,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
             bar.note(f"held-out after RL: {summary['heldout_after']['overall']:.3f}")
             if cfg.eval.every_steps:  # the curve's last point
                 writer.log(rl_offset + state.step, _heldout_metrics(summary["heldout_after"]))
-        save_model(model, tokenizer, out / "model")
+        save_policy(model, tokenizer, out / "model")  # LoRA: merged, adapter/ beside it
         if hasattr(stream, "curriculum"):  # the run report draws it as a heatmap
             stream.curriculum.write_json(str(out / "curriculum.json"))
             stream.curriculum.heatmap(str(out / "curriculum.png"))

@@ -30,7 +30,6 @@ capture everything needed to resume exactly (with :mod:`checkpoint`).
 
 from __future__ import annotations
 
-import copy
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from posttrain.trainer.advantages import compute_advantages
 from posttrain.trainer.batch import PolicyBatch, build_policy_batch, without_zero_advantage_rows
 from posttrain.trainer.shared_prefix import frozen_policy_logprobs, policy_logprobs
 from posttrain.trainer.losses import LOSSES, LossConfig, get_algorithm
+from posttrain.trainer.lora import frozen_copy, sync_weights
 from posttrain.trainer.tasks import TaskStream
 from posttrain.trainer.validate import episode_limits  # noqa: F401  (moved there; old import path)
 
@@ -167,7 +167,7 @@ def rl_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: I
     state.policy_version += 1
     state.samples_seen += sum(len(g.trajectories) for g in groups)
     t2 = time.perf_counter()
-    backend.load_weights(state.policy_version, model.state_dict())
+    backend.load_weights(state.policy_version, sync_weights(model))
     metrics.update({"time/sample_s": t_sample, "time/update_s": t_update,
                     "time/sync_s": time.perf_counter() - t2,
                     "time/step_s": time.perf_counter() - t0,
@@ -183,11 +183,8 @@ def step_filter(rl: RLConfig, filters: FilterConfig | None) -> GroupFilter:
 
 
 def frozen_reference(model: torch.nn.Module) -> torch.nn.Module:
-    """A frozen copy of the policy (the KL reference)."""
-    ref = copy.deepcopy(model).eval()
-    for p in ref.parameters():
-        p.requires_grad_(False)
-    return ref
+    """A frozen copy of the policy (the KL reference; a LoRA policy's shares its frozen base)."""
+    return frozen_copy(model)
 
 
 def train_rl(model: torch.nn.Module, optimizer: torch.optim.Optimizer, backend: InferenceBackend,

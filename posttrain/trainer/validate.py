@@ -279,8 +279,38 @@ def _sandbox(cfg: RunConfig) -> list[str]:
     return []
 
 
+def _lora(cfg: RunConfig) -> list[str]:
+    """``model.lora``: peft importable, target modules among the model's linear layers (read
+    from a weightless meta-device copy), and the engines/transports that carry an adapter."""
+    lora = cfg.model.lora
+    if lora is None:
+        return []
+    if not _installed("peft"):
+        return ["model.lora: peft is not importable here: pip install 'posttrain[lora]'"]
+    problems = []
+    from posttrain.trainer.lora import meta_linear_names  # torch-heavy: only for LoRA runs
+
+    try:
+        names = meta_linear_names(cfg.model)
+    except Exception as exc:  # an unreadable folder is _model's to report
+        names = None
+        if cfg.model.path is None:
+            problems.append(f"model.lora: could not build the tiny model's shape ({exc})")
+    unknown = [t for t in lora.target_modules if names is not None and t not in names]
+    if unknown:
+        problems.append(f"model.lora.target_modules: got {unknown}, not linear layers of the model; "
+                        f"allowed: {', '.join(names)}")
+    if cfg.inference.backend != "hf":
+        problems.append(f"model.lora: set with inference.backend {_show(cfg.inference.backend)}; the "
+                        "adapter reaches the hf engine only (vLLM LoRA loading is not wired): allowed hf")
+    if cfg.rl.max_policy_lag >= 1 and cfg.async_rl.executor != "thread":
+        problems.append(f"model.lora: set with async_rl.executor {_show(cfg.async_rl.executor)}; "
+                        "adapter-only weight sync runs in-process: allowed executor thread")
+    return problems
+
+
 CHECKS: tuple[Check, ...] = (_algorithm, _domains, _inference, _curriculum, _async, _model, _rl,
-                             _sandbox)
+                             _sandbox, _lora)
 
 
 def check_run_config(cfg: RunConfig, *, registering: tuple[str, ...] = ()) -> RunConfig:
