@@ -16,9 +16,12 @@ else from ``choices[].token_ids`` (when it has one id per logprob), and prompt i
 ``request_token_ids=False`` for servers that reject unknown fields. ``posttrain serve``
 (:mod:`posttrain.serve`) answers these fields as vLLM does; against it the Completions equal
 the in-process HF backend's for the same seed (tested in ``tests/serve``). Route keys for a
-multi-version server go in ``extra_body={"metadata": {"domain": ...}}``. The Completions carry
-this backend's ``policy_version`` (what the trainer set with ``load_weights``); the server's
-own ``policy_version`` and the answering version (``model``) are in its JSON, not recorded here.
+multi-version server go in ``extra_body={"metadata": {"domain": ...}}``.
+
+Policy version: the Completions carry this backend's ``policy_version`` (what the trainer set
+with ``load_weights``). With ``server_versions=True`` a choice's own integer ``policy_version``
+(``posttrain serve`` reports the weight version of the engine that sampled it) is recorded
+instead where the server gives one — for a harness whose server is updated behind its back.
 
 Logprob semantics are the server's: vLLM returns logprobs of the unmodified model
 distribution unless started with ``--logprobs-mode processed_logprobs`` (which also applies
@@ -58,7 +61,8 @@ class OpenAICompatBackend:
     def __init__(self, base_url: str, *, model: str | None = None, api_key: str | None = None,
                  timeout_s: float = 120.0, max_workers: int = 16, retries: int = 2,
                  request_token_ids: bool = True, extra_body: Mapping[str, Any] | None = None,
-                 on_load_weights: Callable[[int, Any], None] | None = None, policy_version: int = 0):
+                 on_load_weights: Callable[[int, Any], None] | None = None, policy_version: int = 0,
+                 server_versions: bool = False):
         self.base_url = base_url.rstrip("/")
         if not self.base_url.endswith("/v1"):
             self.base_url += "/v1"
@@ -71,6 +75,7 @@ class OpenAICompatBackend:
         self.extra_body = dict(extra_body or {})
         self.on_load_weights = on_load_weights
         self.policy_version = policy_version
+        self.server_versions = server_versions
         # A proxy from the environment must not capture calls to a server on this machine.
         local = urllib.parse.urlsplit(self.base_url).hostname in ("127.0.0.1", "localhost", "::1")
         self._opener = urllib.request.build_opener(*([urllib.request.ProxyHandler({})] if local else []))
@@ -96,7 +101,7 @@ class OpenAICompatBackend:
         workers = max(1, min(self.max_workers, len(bodies)))
         with ThreadPoolExecutor(workers) as pool:
             answers = list(pool.map(lambda b: self._post("/chat/completions", b), bodies))
-        return [_completions(a, params.n, version) for a in answers]
+        return [_completions(a, params.n, version, self.server_versions) for a in answers]
 
     def _body(self, model: str, messages: Sequence[Message], params: SamplingParams) -> dict:
         body: dict[str, Any] = {
@@ -163,7 +168,8 @@ class OpenAICompatBackend:
             raise InferenceError(f"{url} answered non-JSON: {payload[:200]!r}") from exc
 
 
-def _completions(answer: Mapping[str, Any], n: int, version: int) -> list[Completion]:
+def _completions(answer: Mapping[str, Any], n: int, version: int,
+                 server_versions: bool = False) -> list[Completion]:
     choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
     if len(choices) != n:
         raise InferenceError(f"server returned {len(choices)} choices, asked for {n}")
@@ -175,7 +181,9 @@ def _completions(answer: Mapping[str, Any], n: int, version: int) -> list[Comple
         ids, lps = _tokens(choice)
         reason = choice.get("finish_reason") or "stop"
         reason = reason if reason in ("stop", "length") else "stop"  # e.g. "tool_calls"
-        out.append(Completion(text, ids, lps, reason, version,
+        reported = choice.get("policy_version")
+        sampled_by = int(reported) if server_versions and isinstance(reported, int) else version
+        out.append(Completion(text, ids, lps, reason, sampled_by,
                               tuple(int(i) for i in choice.get("prompt_token_ids") or prompt_ids)))
     return out
 

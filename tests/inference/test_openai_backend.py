@@ -98,6 +98,18 @@ def test_load_weights_needs_a_hook_unless_updated_out_of_band():
         bare.load_weights(4, {"w": 1})
 
 
+def test_server_versions_records_the_version_the_server_reports():
+    served = HFBackend(*tiny(0), policy_version=7)
+    prompts, params = addition_prompts(PAIRS[:1]), SamplingParams(max_new_tokens=2, seed=0)
+    with serve(served) as (url, _):
+        own = OpenAICompatBackend(url, policy_version=3)
+        trusting = OpenAICompatBackend(url, policy_version=3, server_versions=True)
+        assert own.generate(prompts, params)[0][0].policy_version == 3
+        assert trusting.generate(prompts, params)[0][0].policy_version == 7
+        served.load_weights(8, None)  # the server's engine was updated behind the client's back
+        assert trusting.generate(prompts, params)[0][0].policy_version == 8
+        assert own.generate(prompts, params)[0][0].policy_version == 3
+
 @pytest.mark.vllm
 def test_vllm_engine_behind_the_same_api():
     """``posttrain serve --engine vllm``: the vllm backend behind the API answers what it samples
