@@ -23,6 +23,14 @@ what that privileged process runs, so each call pays a cold import of build123d 
 3-7 s here, measured in the tests; most of it is build123d's own imports: scipy, sklearn,
 IPython) in a fresh confined process.
 
+What it does about that cost: a successful run's exports and summary are kept in a
+process-wide LRU keyed by the script's SHA-256 (:data:`RESULTS`, 256 entries, exports up to
+8 MiB each); the same script again (the G samples of a group that agree, a conformance
+replay) gets them written into its ``/work/out`` without a sandbox run (``data["cached"]``).
+Sound for grading: every cached model is one that exactly this script built in a real
+sandbox run; what a script reads from its own earlier turns (``/work``, ``/tmp``) may differ
+between episodes, so ``cache=False`` turns it off where a script's side effects matter.
+
 Guarantees: a failing script is an ``ok=False`` result whose content says why, never an
 exception; the Python the script runs under sees no harness environment (the sandbox's
 cleared environment, ``-E -s``); the exports in ``/work/out`` are only the harness's.
@@ -31,8 +39,11 @@ Does not: measure against a target (the verifier does) or keep Python state betw
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
@@ -51,6 +62,33 @@ MODEL = "model.py"
 CAD_LIMITS = Limits(memory_bytes=1536 << 20, pids=64, stdout_bytes=256 << 10,
                     stderr_bytes=256 << 10, store_bytes=256 << 20)
 _HARNESS_SRC = Path(cad_harness.__file__).read_text()
+
+
+class _Results:
+    """Successful runs by script digest: (summary, printed text, {export name: bytes})."""
+
+    def __init__(self, size: int = 256, max_bytes: int = 8 << 20):
+        self.size, self.max_bytes = size, max_bytes
+        self._d: OrderedDict[str, tuple] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str):
+        with self._lock:
+            if key in self._d:
+                self._d.move_to_end(key)
+                return self._d[key]
+            return None
+
+    def put(self, key: str, value: tuple) -> None:
+        if sum(len(b) for b in value[2].values()) > self.max_bytes:
+            return
+        with self._lock:
+            self._d[key] = value
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+
+
+RESULTS = _Results()
 
 
 @lru_cache(maxsize=1)
@@ -91,9 +129,10 @@ def parse_summary(stdout: str) -> tuple[dict | None, str]:
 class CadTool:
     name = "cad"
 
-    def __init__(self, timeout: float = 90.0, max_chars: int = 3000):
+    def __init__(self, timeout: float = 90.0, max_chars: int = 3000, cache: bool = True):
         self.timeout = timeout
         self.max_chars = max_chars
+        self.cache = cache
         self.spec = function_spec(
             self.name,
             "Run a build123d (OpenCASCADE) Python script that models the part; assign the "
@@ -106,18 +145,39 @@ class CadTool:
 
     def __call__(self, sandbox, script: str) -> ToolResult:
         sandbox.write_file(MODEL, script)
+        key = hashlib.sha256(script.encode()).hexdigest()
+        hit = RESULTS.get(key) if self.cache else None
+        if hit is not None:
+            return self._replay(sandbox, *hit)
         argv = ["python3", "-E", "-s", "-B", "-c", _HARNESS_SRC, SITE_IN_SANDBOX,
                 f"/work/{OUT_DIR}", f"/work/{MODEL}"]
         res = sandbox.exec(argv, timeout=self.timeout, cpu_time=self.timeout)
         summary, printed = parse_summary(res.stdout)
-        data = {"exec": res.to_dict(), "summary": summary}
+        data = {"exec": res.to_dict(), "summary": summary, "cached": False}
+        if self.cache and summary is not None and summary.get("ok"):
+            names = [e.path for e in sandbox.list_files(OUT_DIR) if e.kind == "file"]
+            RESULTS.put(key, (summary, printed, {n: sandbox.read_file(n) for n in names}))
         if summary is None:  # killed, out of memory, or the interpreter itself failed
             why = f"[{res.status}: {res.reason}] " if res.status not in ("ok", "nonzero_exit") else ""
             text = f"error: {why}the script did not finish\n{_clip(res.stderr, self.max_chars)}"
             return ToolResult(text.rstrip(), False, data)
+        return ToolResult(self._text(summary, printed, res.stderr), bool(summary.get("ok")), data)
+
+    def _text(self, summary: dict, printed: str, stderr: str) -> str:
         parts = [summary_text(summary)]
         if printed.strip():
             parts.append("stdout:\n" + _clip(printed, self.max_chars))
-        if res.stderr.strip():
-            parts.append("stderr:\n" + _clip(res.stderr, self.max_chars // 2))
-        return ToolResult("\n".join(parts), bool(summary.get("ok")), data)
+        if stderr.strip():
+            parts.append("stderr:\n" + _clip(stderr, self.max_chars // 2))
+        return "\n".join(parts)
+
+    def _replay(self, sandbox, summary: dict, printed: str, files: dict) -> ToolResult:
+        """A cached run: its exports replace ``/work/out`` as the harness would have left it."""
+        res = sandbox.exec(["sh", "-c", f"mkdir -p /work/{OUT_DIR} && find /work/{OUT_DIR} "
+                            "-mindepth 1 -maxdepth 1 ! -type d -delete"], timeout=10)
+        if res.exit_code != 0:
+            raise SandboxError(f"cannot reset /work/{OUT_DIR}: {res.stderr[:200]}")
+        for name, data in files.items():
+            sandbox.write_file(name, data)
+        return ToolResult(self._text(summary, printed, ""), True,
+                          {"exec": None, "summary": summary, "cached": True})

@@ -75,3 +75,20 @@ def test_the_host_is_not_visible(sb):
     r = CadTool()(sb, f"import os\nprint(os.path.exists({cad_site()!r}), os.path.exists('/work/main'),"
                       " open('/proc/self/mountinfo').read().count('site-packages'))\n")
     assert "False False 0" in r.content, r.content
+
+
+def test_a_repeated_script_reuses_its_real_run(sb):
+    script = "from build123d import *\nprint('once')\nresult = Cylinder(5, 12) - Cylinder(2, 12)\n"
+    first = CadTool()(sb, script)
+    assert first.ok and first.data["cached"] is False
+    body = sb.read_file("out/body_0.stl")
+    sb.write_file("out/body_0.stl", b"tampered")
+    sb.write_file("out/stray.stl", b"x")
+    t0 = time.perf_counter()
+    again = CadTool()(sb, script)
+    assert time.perf_counter() - t0 < 2.0  # no interpreter start, no kernel import
+    assert again.ok and again.data["cached"] is True and again.data["summary"] == first.data["summary"]
+    assert "once" in again.content
+    assert outputs(sb) == ["body_0.stl", "model.step"] and sb.read_file("out/body_0.stl") == body
+    fresh = CadTool(cache=False)(sb, script)
+    assert fresh.data["cached"] is False and fresh.data["exec"]["status"] == "ok"
