@@ -7,7 +7,11 @@ scripted reference episode first (untimed) and then time ``env.verify(trajectory
 Reported per family: verifications/s over the wall time of both workers, the mean
 milliseconds per verification, and the share of verification time spent inside sandbox
 calls (lease, exec, file reads/writes — instrumented in the workers), which is what makes
-code and terminal verification expensive.
+code and terminal verification expensive. Multi-turn domains also report the whole scripted
+episode (reset, tool calls, verify, close): milliseconds per episode and the sandbox's share of
+it — the cost of driving a real tool. Real-tier domains (``tier = "real"``: a CAD kernel, a
+document parser, a repository's test suite) are reported in rows of their own,
+``<family>/real``.
 
 Usage: ``python bench/verifiers.py [--per-domain 6] [--families code,terminal]``. The last
 line of output is one JSON object (DESIGN.md §3, "Benchmarks").
@@ -69,6 +73,11 @@ def _instrument(acc: dict) -> None:
         setattr(pool_mod.SandboxPool, name, outer)
 
 
+def _group(dom) -> str:
+    """The row a domain is reported in: its family, or ``<family>/real`` for the real tier."""
+    return f"{dom.family}/real" if getattr(dom, "tier", "light") == "real" else dom.family
+
+
 def _jobs(family: str, per_domain: int) -> list[tuple[str, int, int]]:
     from posttrain.domains import DOMAINS, load_builtin_domains
 
@@ -76,7 +85,7 @@ def _jobs(family: str, per_domain: int) -> list[tuple[str, int, int]]:
     out = []
     for did in DOMAINS.ids():
         dom = DOMAINS.get(did)
-        if dom.family != family:
+        if _group(dom) != family:
             continue
         diffs = list(dom.difficulties)
         for i in range(per_domain):
@@ -93,7 +102,8 @@ def _worker(jobs: list[tuple[str, int, int]], q) -> None:
     from posttrain.envs.base import call_maybe_async
     from posttrain.envs.factory import make_env
 
-    acc = {"sandbox_s": 0.0, "verify_s": 0.0, "n": 0, "errors": 0}
+    acc = {"sandbox_s": 0.0, "verify_s": 0.0, "n": 0, "errors": 0, "episode_s": 0.0, "episode_sandbox_s": 0.0,
+           "episodes": 0}
     _instrument(acc)
     for did, d, seed in jobs:
         start = acc["sandbox_s"]
@@ -102,6 +112,7 @@ def _worker(jobs: list[tuple[str, int, int]], q) -> None:
             task = sample_task(dom, seed, d)
             ref = getattr(dom, "reference_actions", None)
             if callable(ref):
+                ep0, ep_sb0 = time.perf_counter(), acc["sandbox_s"]
                 env = make_env(dom, task)
                 obs, turns = call_maybe_async(env.reset), []
                 for text in ref(task):
@@ -117,6 +128,9 @@ def _worker(jobs: list[tuple[str, int, int]], q) -> None:
                 dt = time.perf_counter() - t0
                 during = acc["sandbox_s"] - before
                 getattr(env, "close", lambda: None)()
+                acc["episode_s"] += time.perf_counter() - ep0
+                acc["episode_sandbox_s"] += acc["sandbox_s"] - ep_sb0
+                acc["episodes"] += 1
             else:
                 answer = dom.solve(task)
                 before = acc["sandbox_s"]
@@ -177,7 +191,17 @@ def bench_family(family: str, per_domain: int, workers: int = 2, timeout_s: floa
             "verify_per_s": round(n / max(verify_s, 1e-9) * max(1, len(results)), 1),
             "ms_per_verification": round(1000 * verify_s / max(n, 1), 2),
             "sandbox_share": round(sandbox_s / verify_s, 3) if verify_s else 0.0,
-            "wall_s": round(wall, 2)}
+            **_episodes(results), "wall_s": round(wall, 2)}
+
+
+def _episodes(results: list[dict]) -> dict:
+    """Whole scripted episodes of the multi-turn domains: ms each, and the sandbox's share."""
+    n = sum(r.get("episodes", 0) for r in results)
+    ep_s = sum(r.get("episode_s", 0.0) for r in results)
+    if not n:
+        return {}
+    return {"episodes": n, "ms_per_episode": round(1000 * ep_s / n, 1),
+            "episode_sandbox_share": round(sum(r.get("episode_sandbox_s", 0.0) for r in results) / ep_s, 3)}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -188,7 +212,7 @@ def main(argv: list[str] | None = None) -> dict:
     from posttrain.domains import DOMAINS, load_builtin_domains
 
     load_builtin_domains()
-    fams = sorted({DOMAINS.get(i).family for i in DOMAINS.ids()})
+    fams = sorted({_group(DOMAINS.get(i)) for i in DOMAINS.ids()})
     if args.families:
         fams = [f for f in fams if f in args.families.split(",")]
     out: dict = {"cores": 2, "per_domain": args.per_domain, "families": {}}
