@@ -6,8 +6,9 @@ follows the registry channel when registry versions are served; :class:`ServerTh
 an app on a loopback port (``port=0``: a free one) in a daemon thread, for tests and
 embedding; :func:`run_foreground` is what ``posttrain serve`` calls.
 
-Guarantees: every folder and version is loaded before the server accepts a request (a bad one
-fails the start, naming it); the channel's current version is loaded at start when it is not
+Guarantees: every folder and version — with registry versions, also those a route or the
+default names — is loaded before the server accepts a request (a bad one fails the start,
+naming it); the channel's current version is loaded at start when it is not
 among those given; ``ServerThread`` returns only once the socket listens, and its ``stop``
 waits for the thread to end.
 
@@ -66,7 +67,9 @@ def build_router(spec: ServeSpec) -> Router:
     models = [load_served(n, f, spec.load) for n, f in zip(names, spec.folders)]
     registry_mode = bool(spec.versions) or not spec.folders
     loader = _registry_loader(spec) if registry_mode else None
-    models += [loader(v) for v in spec.versions] if loader else []
+    if loader is not None:  # a route or default naming a registry version loads it too
+        wanted = [*spec.versions, *spec.routes.values(), *([spec.default] if spec.default else [])]
+        models += [loader(v) for v in dict.fromkeys(wanted) if v not in names]
     follow = (ChannelFollower(spec.registry, spec.channel, spec.refresh_s)
               if registry_mode and spec.channel else None)
     router = Router(models, routes=spec.routes, default=spec.default, alias=spec.alias,
