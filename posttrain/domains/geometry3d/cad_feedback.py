@@ -62,6 +62,7 @@ def volume_params(rng, d: int) -> dict:
     T = p["T"] + rng.choice([0.25, 0.5, 0.75])
     area = p["L"] * p["W"] - sum(math.pi * r * r for _, _, r in p["holes"])
     p["V"] = round(area * T)
+    del p["T"]  # public: the thickness is what the policy must find
     return p
 
 
