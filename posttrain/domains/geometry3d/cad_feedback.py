@@ -23,6 +23,7 @@ import math
 from posttrain.domains.base import register_domain
 from posttrain.tools.cad_tool import OUT_DIR, CadTool
 from posttrain.tools.result import ToolResult
+from posttrain.verifiers.cad import MAX_TRIANGLES
 from posttrain.verifiers.cad_render import ascii_view, png_bytes, render_views, window
 
 from . import cad_parts as parts
@@ -43,7 +44,7 @@ class FeedbackCadTool:
         if not res.ok:
             return res
         model = exported_model(sandbox)
-        if model is None:
+        if model is None or len(model.tris) > MAX_TRIANGLES:  # the verifier refuses those too
             return res
         views = render_views(model.tris, window(*model.bounds()))
         for name in ("top", "front"):
