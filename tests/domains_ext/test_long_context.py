@@ -11,8 +11,10 @@ from posttrain.rollout.conformance import check_domain
 
 load_builtin_domains()
 # Native domains only: adapter domains (reasoning-gym's needle_haystack) have their own levels.
+# The real tier's PDF reports are multi-turn episodes with their own tests (test_filings_pdf.py).
 IDS = [i for i in DOMAINS.ids() if i.startswith("long_context.")
-       and getattr(DOMAINS.get(i), "native", True) is not False]
+       and getattr(DOMAINS.get(i), "native", True) is not False
+       and getattr(DOMAINS.get(i), "tier", "light") == "light"]
 
 
 def text(task):
