@@ -158,12 +158,19 @@ def _generate(backend: InferenceBackend, groups: list[list[Episode]], p: Samplin
         if len(prompts) == 1:
             return [exc]
     out: list[list[Completion] | BaseException] = []
-    for prompt in prompts:
+    for i, prompt in enumerate(prompts):
         try:
-            out.append(_checked(backend.generate([prompt], p), 1, p.n)[0])
+            out.append(_checked(backend.generate([prompt], _one_prompt(p, i)), 1, p.n)[0])
         except Exception as one:  # the inference boundary, one prompt
             out.append(one)
     return out
+
+
+def _one_prompt(p: SamplingParams, i: int) -> SamplingParams:
+    """The params of prompt ``i`` of a call, sent alone: its own tool list and its own seed
+    (so its samples are the ones the whole call would have drawn for it)."""
+    pick = lambda per_prompt: None if per_prompt is None else (per_prompt[i],)  # noqa: E731
+    return replace(p, prompt_tools=pick(p.prompt_tools), prompt_seeds=pick(p.prompt_seeds))
 
 
 def _turn(backend: InferenceBackend, live: list[Episode], params: SamplingParams,

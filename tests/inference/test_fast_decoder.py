@@ -99,3 +99,27 @@ def test_weights_are_read_in_place():
     after = backend.generate(prompts, params)
     assert max_logprob_error(other, after) < 1e-4  # sampled with the new weights
     assert [c.token_ids_T for g in after for c in g] != [c.token_ids_T for g in before for c in g]
+
+
+def test_kv_cache_appends_in_place_like_concatenation_and_never_writes_a_shared_prefix():
+    """The cache's buffers grow in place: every step's keys equal concatenation's; a prefix
+    handed in (a prefix-cache entry, or one expanded to the batch) is copied, never written."""
+    from posttrain.inference.fast_decoder import KVCache
+
+    gen = torch.Generator().manual_seed(0)
+    prefix_k, prefix_v = torch.randn(1, 2, 5, 4, generator=gen), torch.randn(1, 2, 5, 4, generator=gen)
+    kept_k, kept_v = prefix_k.clone(), prefix_v.clone()
+    cache = KVCache.from_pairs([(prefix_k.expand(3, -1, -1, -1), prefix_v.expand(3, -1, -1, -1))], 1)
+    want_k, want_v = prefix_k.expand(3, -1, -1, -1), prefix_v.expand(3, -1, -1, -1)
+    views, rows = [], 3
+    for step in range(40):
+        k, v = torch.randn(rows, 2, 1, 4, generator=gen), torch.randn(rows, 2, 1, 4, generator=gen)
+        got_k, got_v = cache.append(0, k, v)
+        want_k, want_v = torch.cat([want_k, k], 2), torch.cat([want_v, v], 2)
+        assert torch.equal(got_k, want_k) and torch.equal(got_v, want_v) and cache.length == 6 + step
+        views.append((got_k.clone(), got_k))
+        if step == 20:
+            cache.batch_select_indices(torch.tensor([2, 0]))
+            want_k, want_v, rows = want_k[[2, 0]], want_v[[2, 0]], 2
+    assert torch.equal(prefix_k, kept_k) and torch.equal(prefix_v, kept_v)
+    assert all(torch.equal(copy, view) for copy, view in views)  # later steps never rewrite earlier views

@@ -155,3 +155,28 @@ def test_episodes_at_different_turns_share_a_call_with_their_own_seeds(per_promp
     assert (mixed >= 1) == per_prompt_seeds
     # 4 rounds: (organize 0, repl 0), (organize 1, repl 1), (repl 2, extract 0), (extract 1)
     assert len(backend.calls) == 4 if per_prompt_seeds else len(backend.calls) > 4
+
+
+def test_a_failed_mixed_call_is_retried_prompt_by_prompt_with_each_prompts_tools_and_seed():
+    """One bad prompt in a call of several domains and turns fails alone: the retry sends each
+    prompt with its own tool list and seed (it used to resend every prompt's tool list with
+    one prompt, which failed the good ones too and hid the real error)."""
+    tasks = [sample_task(LEDGER, 0, 2), sample_task(CHAIN, 1, 3)]
+    script = reference_script(tasks)
+
+    class Picky(_PerPromptSeeds):
+        def generate(self, prompts, params):
+            if params.prompt_tools is not None:
+                assert len(params.prompt_tools) == len(prompts)
+            if params.prompt_seeds is not None:
+                assert len(params.prompt_seeds) == len(prompts)
+            if len(prompts) > 1:  # every batched call fails: only the retry can answer
+                raise InferenceError("batch refused")
+            return super().generate(prompts, params)
+
+    backend = Picky(script)
+    groups = run_groups(backend, tasks, SamplingParams(n=1, max_new_tokens=4000, seed=3))
+    assert all(tr.reward == pytest.approx(1.0) for g in groups for tr in g.trajectories)
+    singles = [p for prompts, p in backend.calls if len(prompts) == 1]
+    assert any(p.prompt_tools is not None for p in singles)  # the mixed call's retries
+    assert all(p.prompt_tools is None or len(p.prompt_tools) == 1 for p in singles)
