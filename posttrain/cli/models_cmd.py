@@ -8,6 +8,8 @@
   channel (``serving`` by default), refusing when the given regression gate failed;
 - ``models rollback [--to ID]`` restores the previous post-training version; the foundation
   is never touched.
+- ``models merge RUN_OR_CHECKPOINT --out DIR`` merges a LoRA run's adapter into its base and
+  writes a plain Hugging Face folder (``from_pretrained`` loads it without peft).
 
 The registry file is ``--registry PATH``, else ``$POSTTRAIN_REGISTRY``, else
 ``$POSTTRAIN_HOME/versions.sqlite``. Errors print one line and exit 2.
@@ -144,3 +146,21 @@ def rollback(channel: str = typer.Option("serving", "--channel"),
     except PosttrainError as exc:
         _fail(exc)
     typer.echo(f"{channel}: {v.id} ({v.path})")
+
+
+@app.command("merge")
+def merge(source: Path = typer.Argument(..., help="a LoRA run folder (its newest checkpoint) or "
+                                                  "one checkpoint folder"),
+          out: Path = typer.Option(..., "--out", help="the merged Hugging Face folder to write"),
+          as_json: bool = typer.Option(False, "--json")) -> None:
+    """Merge a LoRA run's adapter into its base model: a plain HF folder (no peft needed)."""
+    from posttrain.trainer.lora import merge_checkpoint
+
+    try:
+        info = merge_checkpoint(source, out)
+    except PosttrainError as exc:
+        _fail(exc)
+    if as_json:
+        typer.echo(json.dumps(info))
+        return
+    typer.echo(f"merged {info['checkpoint']} (step {info['step']}) into {info['out']}")
