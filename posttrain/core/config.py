@@ -258,6 +258,20 @@ class InferenceConfig(_Strict):
     gpu_memory_utilization: float = Field(0.5, gt=0, le=1)
 
 
+class DistributedConfig(_Strict):
+    """Sharded training (FSDP2) for ``torchrun ... -m posttrain.trainer.fsdp.run CONFIG``; the
+    single-process ``posttrain train`` does not read it. The number of ranks is torchrun's
+    ``--nproc-per-node``. ``backend``: ``auto`` picks nccl on CUDA, gloo on CPU.
+    ``micro_batch_tokens``: gradient accumulation, each rank's share of a step cut into
+    micro-batches of at most this many real tokens (whole trajectories; 0: one micro-batch).
+    ``reshard_after_forward``: free gathered layers after the forward (less memory, a second
+    all-gather in the backward)."""
+
+    backend: Literal["auto", "gloo", "nccl"] = "auto"
+    micro_batch_tokens: int = Field(0, ge=0)
+    reshard_after_forward: bool = True
+
+
 class RunConfig(_Strict):
     run_name: str = "run"
     seed: int = 0
@@ -270,6 +284,7 @@ class RunConfig(_Strict):
     dpo: DPOConfig = DPOConfig()
     eval: EvalConfig = EvalConfig()
     inference: InferenceConfig = InferenceConfig()
+    distributed: DistributedConfig = DistributedConfig()
     async_rl: AsyncConfig = AsyncConfig()
     episode: EpisodeConfig = EpisodeConfig()
     filters: FilterConfig = FilterConfig()

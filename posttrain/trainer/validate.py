@@ -322,3 +322,26 @@ def check_run_config(cfg: RunConfig, *, registering: tuple[str, ...] = ()) -> Ru
     if problems:
         raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
     return cfg
+
+
+def _sharded(cfg: RunConfig) -> list[str]:
+    """What the FSDP entry (``posttrain.trainer.fsdp.run``) runs: the synchronous loop, RL only."""
+    problems = []
+    if cfg.rl.max_policy_lag:
+        problems.append(f"rl.max_policy_lag: got {cfg.rl.max_policy_lag} with the sharded trainer; it "
+                        "runs the synchronous reference loop: allowed 0")
+    if cfg.inference.backend != "hf":
+        problems.append(f"inference.backend: got {_show(cfg.inference.backend)} with the sharded "
+                        "trainer; rank 0 samples with the in-process engine: allowed \"hf\"")
+    if cfg.sft.steps or cfg.dpo.steps:
+        problems.append(f"sft.steps/dpo.steps: got {cfg.sft.steps}/{cfg.dpo.steps} with the sharded "
+                        "trainer; it runs RL only (start it from an SFT'd model.path): allowed 0/0")
+    return problems
+
+
+def check_sharded_config(cfg: RunConfig) -> RunConfig:
+    """:func:`check_run_config` plus the sharded entry's own rules, in one ConfigError."""
+    problems = [line for check in CHECKS for line in check(cfg)] + _executor(cfg) + _sharded(cfg)
+    if problems:
+        raise ConfigError("invalid config:\n  " + "\n  ".join(problems))
+    return cfg
