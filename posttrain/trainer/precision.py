@@ -84,7 +84,11 @@ def enable_activation_checkpointing(model: Any) -> None:
 
         raise ConfigError(f"model.activation_checkpointing: {type(model).__name__} does not "
                           "support gradient checkpointing")
-    model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    kwargs = {"use_reentrant": False}  # non-reentrant: RNG state stashed and restored
+    if hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5.x's name
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
 
 
 def apply_model_knobs(model: Any, cfg: Any) -> dict[str, str]:
