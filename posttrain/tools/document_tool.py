@@ -4,7 +4,7 @@ What it is: :func:`document_tools` gives four tools over the documents a task pl
 sandbox — ``open_document`` (page count and a one-line outline per page), ``read_page`` (a
 page's text), ``search_document`` (case-insensitive matches: page numbers and snippets) and
 ``extract_tables`` (the ruled tables of one page, row by row, through pdfplumber). Text comes
-from pypdf (about 10 ms a page; pdfplumber's text is ~15x slower and a search reads every
+from pypdf (about 10 ms a page; pdfplumber's text is ~20x slower and a search reads every
 page), tables from pdfplumber (its line strategy reads ruled cells back as rows).
 
 Where the parsing runs, and why on the host: the tools read the file's bytes *from the
