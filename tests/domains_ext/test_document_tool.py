@@ -50,6 +50,11 @@ def test_open_read_search_and_tables(doc, sandbox):
     assert tables.ok and f"$ {total:,}" in tables.content
     none = ts.call(sandbox, "search_document", {"path": PATH, "query": "no such phrase anywhere"})
     assert none.ok and none.data["matches"] == 0
+    many = ts.call(sandbox, "search_document", {"path": PATH, "query": "the"})
+    assert many.data["matches"] > 12 and "(first 12 shown)" in many.content
+    assert sum(line.startswith("page ") for line in many.content.splitlines()) == 12
+    prose = ts.call(sandbox, "extract_tables", {"path": PATH, "page": 1})
+    assert prose.ok and prose.data["tables"] == 0 and "no table on page 1" in prose.content
 
 
 @pytest.mark.parametrize("name,args,kind", [
