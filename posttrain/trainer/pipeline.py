@@ -51,11 +51,11 @@ from posttrain.core.serde import to_dict
 from posttrain.eval.tracking import MetricsWriter
 from posttrain.inference.base import InferenceBackend
 from posttrain.scheduler.ledger import OutcomeLedger
-from posttrain.trainer.engines import make_rollout_backend, probe_backend
 from posttrain.scheduler.store import WorkStore
 from posttrain.trainer.checkpoint import (CheckpointError, checkpoint_path, list_checkpoints,
                                          load_checkpoint, load_reference, prune_checkpoints,
                                          save_checkpoint, save_reference)
+from posttrain.trainer.engines import make_rollout_backend, probe_backend
 from posttrain.trainer.heldout import heldout_accuracy
 from posttrain.trainer.lora import save_policy
 from posttrain.trainer.optim import optimizer_from_config
@@ -253,7 +253,8 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
             with _timed(wall, "sft"):
                 run_sft(model, tokenizer, cfg, on_step=lambda s, m: writer.log(s, m),
                         progress=bar.advance("sft"))
-        backend = make_rollout_backend(cfg, model, tokenizer, out)
+        with _timed(wall, "engine"):  # vLLM: save the policy folder, start the engine
+            backend = make_rollout_backend(cfg, model, tokenizer, out)
         summary["inference_backend"] = cfg.inference.backend
         stream = make_stream(cfg.domains, cfg.seed, cfg.curriculum, cfg.rl.prompts_per_step)
         optimizer, schedule = optimizer_from_config(model, cfg.rl)
