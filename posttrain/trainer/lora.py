@@ -97,7 +97,9 @@ def apply_lora(model: torch.nn.Module, lora: LoraConfig, *, seed: int = 0) -> An
 
 def adapter_state_dict(model: Any) -> dict[str, torch.Tensor]:
     """The adapter's tensors under the wrapped model's own state-dict keys."""
-    return {k: v for k, v in model.state_dict().items() if _ADAPTER_KEY in k}
+    # from named_parameters, not state_dict(): the same keys for adapter tensors, without
+    # walking every module's hooks (state_dict of a peft model is the slow part of a sync)
+    return {k: p.detach() for k, p in model.named_parameters() if _ADAPTER_KEY in k}
 
 
 def sync_weights(model: Any) -> Mapping[str, torch.Tensor]:
