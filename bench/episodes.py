@@ -5,11 +5,13 @@ tasks checked by the final file system, code repair against hidden tests, long-h
 sessions — each playing its domain's reference trajectory, so every episode makes its real
 tool calls in a real bubblewrap sandbox and is verified on its live env. The policy pays
 the real generation cost of the built-in tiny model for every action: each backend call runs
-the HF backend's batched decode — as many tokens as the call's longest action has characters
-(the built-in tokenizer is character-level), at most ``--new-tokens``, on a fixed short
-prompt, because the 256-position tiny model cannot read these tasks' prompts — and then
-returns the scripted action. So generation batches the way a real model's would,
-and the sandbox work is exactly the episodes' own.
+the HF backend's batched decode — each row as many tokens as its own action has characters
+(the built-in tokenizer is character-level; ``prompt_max_new_tokens``, as a real model's row
+ends at its own EOS), at most ``--new-tokens``, on a fixed short prompt, because the
+256-position tiny model cannot read these tasks' prompts — and then returns the scripted
+action. The paced policy declares what the HF backend declares (per-prompt tools, seeds and
+budgets), so the engine batches it exactly as it batches that backend: generation batches
+the way a real model's would, and the sandbox work is exactly the episodes' own.
 
 What is compared, in one run, interleaved (``--repeats`` rounds of A then B):
 - ``engine``: one ``play_groups`` call with all 32 tasks — generation batched across every
@@ -52,6 +54,7 @@ class PacedScript:
         # engine split each round by domain, 8 calls of 4 prompts instead of 1 of 32).
         self.per_prompt_tools = hf.per_prompt_tools
         self.per_prompt_seeds = hf.per_prompt_seeds
+        self.per_prompt_budgets = hf.per_prompt_budgets
         self.policy_version = 0
         self.tokenizer = None
 
@@ -59,11 +62,13 @@ class PacedScript:
         from posttrain.inference.base import SamplingParams
 
         out = self.script.generate(prompts, params)
-        # as many decode steps as the longest action has characters (the built-in tokenizer
-        # is character-level), within the tiny model's 256 positions
-        steps = min(self.new_tokens, max(len(g[0].text) for g in out))
+        # each row decodes as many tokens as its action has characters (the built-in tokenizer
+        # is character-level), within the tiny model's 256 positions: a real model's rows end
+        # at their own EOS, so a short action does not pay for the call's longest one
+        steps = tuple(max(1, min(self.new_tokens, len(g[0].text))) for g in out)
         filler = [[{"role": "user", "content": "pace " * 12}]] * len(prompts)
-        self.hf.generate(filler, SamplingParams(n=params.n, max_new_tokens=max(1, steps),
+        self.hf.generate(filler, SamplingParams(n=params.n, max_new_tokens=max(steps),
+                                                prompt_max_new_tokens=steps,
                                                 temperature=1.0, seed=0, greedy=False))
         return out
 

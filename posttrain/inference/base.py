@@ -34,6 +34,10 @@ class SamplingParams:
     # ``per_prompt_seeds = True``: each sample row draws from a generator of its own, seeded by
     # (its prompt's seed, its sample index), so episodes at different turns share one call.
     prompt_seeds: tuple[int, ...] | None = None
+    # One token cap per prompt (each <= ``max_new_tokens``), for backends that declare
+    # ``per_prompt_budgets = True``: an episode near its token budget stops at its own cap
+    # while the others of the call go on.
+    prompt_max_new_tokens: tuple[int, ...] | None = None
 
 
 @runtime_checkable
@@ -55,6 +59,9 @@ def check_sampling_params(params: SamplingParams) -> None:
         problems.append(f"max_new_tokens={params.max_new_tokens} (must be >= 0)")
     if params.temperature < 0:
         problems.append(f"temperature={params.temperature} (must be >= 0)")
+    caps = params.prompt_max_new_tokens
+    if caps is not None and any(c < 0 or c > params.max_new_tokens for c in caps):
+        problems.append(f"prompt_max_new_tokens={caps} (each must be in [0, max_new_tokens])")
     if not 0.0 < params.top_p <= 1.0:
         problems.append(f"top_p={params.top_p} (must be in (0, 1])")
     if problems:

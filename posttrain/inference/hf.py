@@ -33,7 +33,8 @@ Guarantees:
   ``params.prompt_seeds`` (one per prompt, ``per_prompt_seeds``) gives each sample row a
   generator of its own, seeded by (its prompt's seed, its sample index): a row's draws do not
   depend on how many other rows the call holds or when they finish, so the episode engine can
-  put episodes at different turns into one call;
+  put episodes at different turns into one call; ``params.prompt_max_new_tokens``
+  (``per_prompt_budgets``) stops each prompt's rows at its own cap (finish reason ``length``);
 - ``load_weights(version, state_dict)`` copies weights in place, sets ``policy_version`` and
   drops the prefix cache; in-place edits of the weights without ``load_weights`` (a shared
   module stepped by an optimizer) are caught by the weight fingerprint (tensor version
@@ -111,6 +112,7 @@ class HFBackend:
 
     per_prompt_tools = True  # renders each prompt with its own tool list (``prompt_tools``)
     per_prompt_seeds = True  # samples each prompt's rows with generators of their own (``prompt_seeds``)
+    per_prompt_budgets = True  # stops each prompt's rows at its own cap (``prompt_max_new_tokens``)
 
     def __init__(self, model: Any, tokenizer: Any, *, device: str = "cpu", policy_version: int = 0,
                  min_prefix_tokens: int = 16, prefix_cache_size: int = 4, fast: bool = True):
@@ -203,7 +205,12 @@ class HFBackend:
         index = torch.tensor(src_U, device=self.device)
         cache.batch_select_indices(index)
         rows = _Rows(mask_U[index], pos_U[index], keys_U[index])
-        toks, lps, reasons = self._decode(cache, logits_U[index], rows, params, budget)
+        caps = params.prompt_max_new_tokens
+        if caps is not None and len(caps) != len(ids_P):
+            raise InferenceError(f"{len(caps)} token caps for {len(ids_P)} prompts")
+        row_caps = None if caps is None else [min(budget, c) for c in caps for _ in range(params.n)]
+        toks, lps, reasons = self._decode(cache, logits_U[index], rows, params,
+                                          budget if caps is None else min(budget, max(caps)), row_caps)
         out: list[list[Completion]] = []
         for p, prompt in enumerate(ids_P):
             group = []
@@ -305,7 +312,8 @@ class HFBackend:
         return common, kv
 
     # ---------------------------------------------------------------- decode
-    def _decode(self, cache, logits, rows: _Rows, params: SamplingParams, budget: int):
+    def _decode(self, cache, logits, rows: _Rows, params: SamplingParams, budget: int,
+                caps: list[int] | None = None):
         B = logits.shape[0]
         toks: list[list[int]] = [[] for _ in range(B)]
         lps: list[list[float]] = [[] for _ in range(B)]
@@ -315,7 +323,7 @@ class HFBackend:
         gens = generators(params, B, self.device)
         stops = tuple(params.stop)
         window = max((len(s) for s in stops), default=0) + 2
-        live = list(range(B))  # output rows still generating, aligned with cache rows
+        live = [r if caps is None or caps[r] > 0 else -1 for r in range(B)]  # rows still generating
         owners = list(range(B))  # the output row of each cache row, finished or not
         for step in range(budget):
             gen = gens if isinstance(gens, torch.Generator) else [gens[r] for r in owners]
@@ -332,6 +340,9 @@ class HFBackend:
                     done.append(i)
             if stops:
                 done += self._stopped(live, toks, stops, window, reasons, set(done))
+            if caps is not None:  # rows at their own cap end with "length"
+                ended = set(done)
+                done += [i for i, r in enumerate(live) if r >= 0 and i not in ended and len(toks[r]) >= caps[r]]
             for i in done:
                 live[i] = -1
             if step == budget - 1 or all(r < 0 for r in live):

@@ -19,7 +19,10 @@ One call plays ``params.n`` episodes of each task, all together, in rounds:
    (``per_prompt_seeds``, the HF backend does; ``SamplingParams.prompt_seeds``) gets episodes
    of different turns in one call, each prompt with its turn's seed — so a round is one call
    per sample count even when admission staggers the episodes. A call whose prompts are all
-   at one turn is sent with the plain ``seed``, exactly as before. So a batch of single-turn
+   at one turn is sent with the plain ``seed``, exactly as before. Each prompt's token cap is
+   its episode's ``tokens_left`` (``SamplingParams.prompt_max_new_tokens`` where the backend
+   honours it, ``per_prompt_budgets``; else the call's largest, and an episode may overrun
+   ``max_total_tokens`` by up to one action). So a batch of single-turn
    tasks is exactly one ``generate(prompts, params)`` call;
 3. **step** every episode that got an action, on the env pool (sandbox latency overlaps);
 4. an episode that ended is **verified on its live env and closed** at once, on the env pool,
@@ -123,8 +126,8 @@ def _calls(live: list[Episode], per_prompt_tools: bool,
 
 
 def _call_params(params: SamplingParams, groups: list[list[Episode]],
-                 per_prompt_tools: bool) -> SamplingParams:
-    left = max(ep.tokens_left() for g in groups for ep in g)
+                 per_prompt_tools: bool, per_prompt_budgets: bool = False) -> SamplingParams:
+    caps = tuple(max(1, min(params.max_new_tokens, *(ep.tokens_left() for ep in g))) for g in groups)
     seeds = None if params.seed is None else tuple(
         params.seed + TURN_SEED_STRIDE * len(g[0].turns) for g in groups)
     one_turn = seeds is None or len(set(seeds)) == 1
@@ -134,7 +137,8 @@ def _call_params(params: SamplingParams, groups: list[list[Episode]],
                    seed=seeds[0] if seeds else None,
                    prompt_seeds=None if one_turn else seeds,
                    prompt_tools=tools if mixed else None,
-                   max_new_tokens=max(1, min(params.max_new_tokens, left)))
+                   prompt_max_new_tokens=caps if per_prompt_budgets and len(set(caps)) > 1 else None,
+                   max_new_tokens=max(caps))
 
 
 def _tools_key(tools: Any) -> str:
@@ -170,7 +174,9 @@ def _one_prompt(p: SamplingParams, i: int) -> SamplingParams:
     """The params of prompt ``i`` of a call, sent alone: its own tool list and its own seed
     (so its samples are the ones the whole call would have drawn for it)."""
     pick = lambda per_prompt: None if per_prompt is None else (per_prompt[i],)  # noqa: E731
-    return replace(p, prompt_tools=pick(p.prompt_tools), prompt_seeds=pick(p.prompt_seeds))
+    cap = p.max_new_tokens if p.prompt_max_new_tokens is None else p.prompt_max_new_tokens[i]
+    return replace(p, prompt_tools=pick(p.prompt_tools), prompt_seeds=pick(p.prompt_seeds),
+                   prompt_max_new_tokens=None, max_new_tokens=cap)
 
 
 def _turn(backend: InferenceBackend, live: list[Episode], params: SamplingParams,
@@ -178,8 +184,9 @@ def _turn(backend: InferenceBackend, live: list[Episode], params: SamplingParams
     """Sample one action for every live episode; failures end their episodes."""
     actions: list[tuple[Episode, Completion]] = []
     mixed = bool(getattr(backend, "per_prompt_tools", False))
+    budgets = bool(getattr(backend, "per_prompt_budgets", False))
     for groups in _calls(live, mixed, bool(getattr(backend, "per_prompt_seeds", False))):
-        p = _call_params(params, groups, mixed)
+        p = _call_params(params, groups, mixed, budgets)
         t0 = time.perf_counter()
         outs = _generate(backend, groups, p)
         dt = time.perf_counter() - t0

@@ -267,3 +267,23 @@ def test_one_seed_path_draws_all_rows_from_one_generator(model_tok):
     assert [c.token_ids_T[0] for g in got for c in g] == want.tolist()
     seeded = backend.generate(prompts, SamplingParams(n=2, max_new_tokens=1, prompt_seeds=(5, 5)))
     assert [c.token_ids_T for g in seeded for c in g] != [c.token_ids_T for g in got for c in g]
+
+
+def test_prompt_caps_stop_each_prompts_rows_at_their_own_budget(model_tok):
+    """``prompt_max_new_tokens``: a prompt's rows stop at its cap (finish ``length``), and with
+    per-prompt seeds what they drew is exactly the first tokens of an uncapped call."""
+    model, tok = model_tok
+    backend = HFBackend(model, tok)
+    prompts = addition_prompts(PAIRS[:3])
+    free = backend.generate(prompts, SamplingParams(n=2, max_new_tokens=12, prompt_seeds=(1, 2, 3)))
+    capped = backend.generate(prompts, SamplingParams(n=2, max_new_tokens=12, prompt_seeds=(1, 2, 3),
+                                                      prompt_max_new_tokens=(3, 12, 0)))
+    for a, b in zip(free[0], capped[0]):
+        assert b.token_ids_T == a.token_ids_T[:3] and b.logprobs_T == a.logprobs_T[:3]
+        assert b.finish_reason == ("length" if len(a.token_ids_T) > 3 else a.finish_reason)
+    assert _same([free[1]], [capped[1]])
+    assert all(c.token_ids_T == () and c.finish_reason == "length" for c in capped[2])
+    with pytest.raises(InferenceError, match="token caps"):
+        backend.generate(prompts, SamplingParams(n=2, max_new_tokens=12, prompt_max_new_tokens=(3,)))
+    with pytest.raises(InferenceError, match="prompt_max_new_tokens"):
+        backend.generate(prompts, SamplingParams(n=2, max_new_tokens=2, prompt_max_new_tokens=(3, 1, 1)))
