@@ -31,6 +31,7 @@ itself sharded differently from the policy (the reference runs the same micro-ba
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torch
@@ -102,9 +103,19 @@ def plan_micro_batches(batch: PolicyBatch, world_size: int,
     return plan
 
 
+def to_device(batch: PolicyBatch, device: torch.device) -> PolicyBatch:
+    """The batch's tensors on ``device`` (the plan is cut on the CPU, the model may be on CUDA)."""
+    if device.type == "cpu":
+        return batch
+    return batch.replace(**{f.name: v.to(device) for f in dataclasses.fields(batch)
+                            if isinstance(v := getattr(batch, f.name), torch.Tensor)})
+
+
 def _padded(plan: list[PolicyBatch], n: int, filler: PolicyBatch) -> list[tuple[PolicyBatch, float]]:
     """``(micro-batch, weight)``: weight 0 on the fillers that keep collectives in step."""
-    return [(m, 1.0) for m in plan] + [(filler, 0.0)] * (n - len(plan))
+    device = current().device
+    return ([(to_device(m, device), 1.0) for m in plan]
+            + [(to_device(filler, device), 0.0)] * (n - len(plan)))
 
 
 def _with_frozen(micro, model, ref_model, rl, need_old: bool):
@@ -138,9 +149,12 @@ def reduce_metrics(parts: list[tuple[dict[str, float], float, float]]) -> dict[s
             sums[i] += v * weight if k in SUMMED else v * tokens * weight
             if weight:
                 maxes[i] = max(float(maxes[i]), v)
-    if current().backend is not None:
+    info = current()
+    if info.backend is not None:  # on the rank's device: NCCL reduces CUDA tensors only
+        sums, maxes = sums.to(info.device), maxes.to(info.device)
         dist.all_reduce(sums)
         dist.all_reduce(maxes, op=dist.ReduceOp.MAX)
+        sums, maxes = sums.cpu(), maxes.cpu()
     total = max(float(sums[-1]), 1.0)
     return {k: float(maxes[i]) if k in MAXED else float(sums[i]) if k in SUMMED
             else float(sums[i]) / total for i, k in enumerate(keys)}
