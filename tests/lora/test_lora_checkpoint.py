@@ -98,3 +98,8 @@ def test_merged_checkpoint_evaluates_like_base_plus_adapter(tmp_path, make_cfg):
             assert (model(input_ids=ids).logits - plain(input_ids=ids).logits).abs().max() > 1e-2
     with pytest.raises(CheckpointError, match="neither"):
         merge_checkpoint(tmp_path / "nothing", tmp_path / "m2")
+    full, _ = load_policy(make_cfg(model__lora=None))  # a full fine-tuning checkpoint: no adapter
+    ck = save_checkpoint(tmp_path / "full_run" / "checkpoints" / "step_00000001", model=full,
+                         tokenizer=tok, step=1, policy_version=1)
+    with pytest.raises(CheckpointError, match="full weights"):
+        merge_checkpoint(ck, tmp_path / "m3")
