@@ -27,6 +27,7 @@ _GROUPS = [
     ("posttrain.cli.eval_cmd", "eval", "Evaluate models: pass@k, layers, regression gate."),
     ("posttrain.cli.models_cmd", "models", "Foundation and post-trained versions: list, promote, roll back."),
     ("posttrain.cli.serve_cmd", None, ""),
+    ("posttrain.cli.foundation_cmd", "foundation", "Build a foundation model from a recipe; verify a built one."),
 ]
 
 
