@@ -4,7 +4,8 @@ This is what ``posttrain quickstart`` and ``posttrain train CONFIG`` run. The ru
 
 - ``config.yaml`` (the validated config) and ``metrics.jsonl`` + ``tensorboard/`` events;
 - ``checkpoints/step-N`` (exact-resume checkpoints) and ``model/`` (the final policy in HF
-  format, loadable with ``from_pretrained`` or ``--model``);
+  format, loadable with ``from_pretrained`` or ``--model``; with ``model.lora`` the adapter
+  merged into the base, and ``adapter/`` the adapter alone in peft's format);
 - ``engine_model/`` (``inference.backend: vllm`` only): the policy at the start of RL, the
   folder the vLLM engine starts from; later versions reach the engine in memory
   (``trainer/engines.py``);
