@@ -17,7 +17,7 @@ from posttrain.models.tiny import build_tiny_model
 from posttrain.trainer.lora import (adapter_state_dict, frozen_copy, is_lora, sync_weights,
                                     trainable_counts)
 from posttrain.trainer.optim import optimizer_from_config
-from posttrain.trainer.phases import load_policy, run_sft
+from posttrain.trainer.phases import load_policy, run_dpo, run_sft
 from posttrain.trainer.reference_loop import train_rl
 from posttrain.trainer.sft import pad_id_of
 from posttrain.trainer.tasks import make_stream
@@ -122,3 +122,19 @@ def test_lora_with_process_executor_or_vllm_is_refused(make_cfg):
     check_run_config(make_cfg(rl__max_policy_lag=1))  # threads: fine
     with pytest.raises(Exception):
         make_cfg(model__lora__r=0)  # pydantic: r >= 1
+
+
+def test_dpo_trains_the_adapter_against_its_frozen_copy(make_cfg):
+    cfg = make_cfg(dpo__steps=2, dpo__batch_size=4)
+    model, tok = load_policy(cfg)
+    run_sft(model, tok, cfg)
+    base = {n: p.detach().clone() for n, p in model.named_parameters() if "lora_" not in n}
+    adapter = {n: p.detach().clone() for n, p in model.named_parameters() if "lora_" in n}
+    backend = HFBackend(copy.deepcopy(model).eval(), tok)
+    metrics = run_dpo(model, backend, cfg, pad_id=pad_id_of(tok))
+    assert metrics and backend.policy_version >= 1  # pairs were found and a step was synced
+    now = dict(model.named_parameters())
+    assert any(not torch.equal(now[n], t) for n, t in adapter.items())
+    assert all(torch.equal(now[n], t) for n, t in base.items())
+    for n, t in adapter_state_dict(model).items():  # the backend holds the trained adapter
+        assert torch.equal(backend.model.state_dict()[n], t)
