@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from posttrain.core.config import RLConfig
-from posttrain.trainer.batch import PolicyBatch, Segment, pad_segments
+from posttrain.trainer.batch import PolicyBatch, Segment, pad_segments, select_rows
 from posttrain.trainer.fsdp.dist import current, shard_model
 from posttrain.trainer.fsdp.state import (full_model_state, full_optimizer_state, load_sharded,
                                           save_sharded)
@@ -24,7 +24,8 @@ from posttrain.trainer.optim import build_optimizer
 STEPS = 3
 # (loss, ppo_epochs, micro_batch_tokens): micro-batching is checked on dapo (token mean)
 RUNS = {"grpo": ("grpo", 1, 0), "dapo": ("dapo", 2, 0), "dr_grpo": ("dr_grpo", 1, 0),
-        "dapo_micro": ("dapo", 2, 40), "grpo_micro": ("grpo", 1, 40)}
+        "dapo_micro": ("dapo", 2, 40), "grpo_micro": ("grpo", 1, 40),
+        "grpo_one_sample": ("grpo", 1, 0)}  # one trajectory: rank 1 runs fillers only
 RESUME_AT, RESUME_STEPS = 2, 4
 
 
@@ -70,9 +71,14 @@ def setup(seed: int = 0):
     return m, build_optimizer(m, 2e-2)
 
 
-def train(m, opt, loss: str, epochs: int, micro: int, steps: range) -> list[float]:
+def one_sample(b: PolicyBatch) -> PolicyBatch:
+    return select_rows(b, (b.sample_ids == 0).nonzero(as_tuple=True)[0])
+
+
+def train(m, opt, loss: str, epochs: int, micro: int, steps: range,
+          shrink=lambda b: b) -> list[float]:
     cfg = rl(loss, epochs)
-    return [sharded_policy_update(m, opt, batch(s), cfg, loss, micro_batch_tokens=micro)
+    return [sharded_policy_update(m, opt, shrink(batch(s)), cfg, loss, micro_batch_tokens=micro)
             ["loss/total"] for s in steps]
 
 
@@ -81,7 +87,8 @@ def parity_runs() -> dict:
     out = {}
     for name, (loss, epochs, micro) in RUNS.items():
         m, opt = setup()
-        losses = train(m, opt, loss, epochs, micro, range(STEPS))
+        shrink = one_sample if name.endswith("one_sample") else (lambda b: b)
+        losses = train(m, opt, loss, epochs, micro, range(STEPS), shrink)
         out[name] = {"losses": losses, "weights": full_model_state(m)}
     return out
 
