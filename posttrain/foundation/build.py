@@ -31,7 +31,7 @@ from posttrain.core.errors import ConfigError
 from posttrain.models.loading import save_model
 from posttrain.models.versions import WEIGHT_SUFFIXES, VersionRegistry
 
-from .corpus import build_corpus, file_sha256
+from .corpus import build_corpus, file_sha256, select_domains
 from .recipe import FoundationRecipe, recipe_hash
 
 BUILD_SUBDIR = "_build"
@@ -65,6 +65,7 @@ def build_foundation(recipe: FoundationRecipe, out: str | Path, *, cache_dir: st
     from .train import pretrain
 
     say = log or (lambda _m: None)
+    select_domains(recipe.corpus)  # unknown ids or families fail before anything is written
     out = Path(out)
     rhash = recipe_hash(recipe)
     out.mkdir(parents=True, exist_ok=True)

@@ -21,9 +21,11 @@ The rows are one ``tokens.npy`` (uint16, ``[rows, seq_len]``, opened as a memmap
 trainer) beside ``tokenizer/`` and ``manifest.json``, in ``CACHE/<corpus_key>/``, written
 atomically. ``corpus_hash`` = sha256 of the sha256 digests of the token file and ``tokenizer.json``.
 
-Guarantees: deterministic (the same recipe on the same code and Python gives the same bytes;
-tested twice in a row); tasks are drawn only from ``[seed_start, seed_stop)`` (the recipe
-refuses held-out seeds and :func:`build_documents` checks every task again); a cached corpus
+Guarantees: deterministic (the same recipe on the same code and Python gives the same bytes,
+in another process and under another PYTHONHASHSEED too — tested; adapter domains such as
+reasoning-gym's are left out unless ``adapters: true``, because their tasks are not); tasks
+are drawn only from ``[seed_start, seed_stop)`` (the recipe refuses held-out seeds and
+:func:`corpus_tasks` checks every task again); a cached corpus
 is reused only when its bytes still hash to its manifest. Not: reproducible across Python
 versions when ``stdlib_mb > 0`` (the stdlib differs; the manifest records the version).
 """
@@ -48,7 +50,7 @@ import numpy as np
 
 from posttrain.core.errors import ConfigError
 from posttrain.core.types import Task, Trajectory
-from posttrain.domains.base import DOMAINS, get_domain, load_builtin_domains, sample_task
+from posttrain.domains.base import DOMAINS, FAMILIES, get_domain, load_builtin_domains, sample_task
 from posttrain.models.tokenizer import SPECIAL_TOKENS, train_subword_tokenizer
 from posttrain.rollout import EpisodeLimits
 from posttrain.trainer.batch import Segment
@@ -81,13 +83,24 @@ def byte_tokenizer() -> Any:
     return train_subword_tokenizer([], vocab_size=300)
 
 
+def _native(dom: Any) -> bool:
+    """Built-in generators; adapters (reasoning-gym) draw tasks whose text can depend on
+    PYTHONHASHSEED (set order), which would make the corpus differ from process to process."""
+    return bool(getattr(dom, "native", True)) and dom.id not in DOMAINS.plugin_ids
+
+
 def select_domains(spec: CorpusSpec) -> list[Any]:
     """The domains of the recipe, sorted by id; unknown ids and an empty selection are errors."""
     load_builtin_domains()
+    unknown = sorted(set(spec.families or ()) - set(FAMILIES))
+    if unknown:
+        raise ConfigError(f"corpus.families: unknown {unknown}; allowed: {', '.join(FAMILIES)}")
     chosen = {}
     for did in DOMAINS.ids():
         dom = get_domain(did)
         if spec.families is not None and dom.family not in spec.families:
+            continue
+        if not spec.adapters and not _native(dom):
             continue
         if getattr(dom, "tier", "light") in spec.tiers:
             chosen[dom.id] = dom

@@ -44,6 +44,9 @@ class CorpusSpec(_Strict):
     tiers: list[Literal["light", "real"]] = Field(default_factory=lambda: ["light"], min_length=1)
     include_domains: list[str] = Field(default_factory=list, description="ids added to the selection")
     exclude_domains: list[str] = Field(default_factory=list, description="ids dropped from it")
+    adapters: bool = Field(False, description="include adapter and plugin domains (reasoning-gym...); "
+                           "their tasks depend on PYTHONHASHSEED, so the corpus is then "
+                           "reproducible only with it fixed")
     levels: list[int] | None = Field(None, min_length=1, description="None: every level of a domain")
     seed_start: int = Field(0, ge=0)
     seed_stop: int = Field(2, ge=1, description="exclusive; must stay <= heldout_seed_offset")

@@ -79,3 +79,32 @@ def test_relayout_is_the_rl_layout():
                                     bpe, 0), bpe, fast=False)
     msgs, tools = list(tasks[0].prompt), [dict(t) for t in dom.make_env(tasks[0]).reset().tools]
     assert backend.render(msgs, tools) == TemplateRenderer(bpe).render(msgs, tools)
+
+
+_BUILD = """
+import sys
+sys.path.insert(0, {helpers!r})
+from foundation_helpers import tiny_recipe
+from posttrain.foundation.corpus import build_corpus
+recipe = tiny_recipe(corpus={{"families": ["text_data"], "seed_stop": 2}})
+print(build_corpus(recipe, {cache!r}).corpus_hash)
+"""
+
+
+def test_same_bytes_in_another_process(tmp_path):
+    """Two processes with different PYTHONHASHSEEDs build the same bytes (set order must not
+    leak into a document: reasoning-gym adapters' tasks do, so they are left out by default)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    helpers = str(Path(__file__).parent)
+    procs = [subprocess.Popen([sys.executable, "-c", _BUILD.format(helpers=helpers, cache=str(tmp_path / str(h)))],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env={**os.environ, "PYTHONHASHSEED": str(h), "OMP_NUM_THREADS": "1"})
+             for h in (1, 2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs[0][1].decode()[-2000:]
+    hashes = [o.decode().strip().splitlines()[-1] for o, _ in outs]
+    assert hashes[0] == hashes[1] and len(hashes[0]) == 64

@@ -92,3 +92,14 @@ def test_hashes():
     seeds = tiny_recipe(corpus={"seed_stop": 25})
     assert corpus_key(seeds) != corpus_key(a)
     assert corpus_key(tiny_recipe(training={"seq_len": 64})) != corpus_key(a)
+
+
+def test_unknown_domains_and_families_exit_2_before_work(tmp_path):
+    from posttrain.cli.main import app
+
+    for sets, words in ((["corpus.include_domains=[math.nope-v1]"], "math.nope"),
+                        (["corpus.families=[mathz]"], "mathz")):
+        res = CliRunner().invoke(app, ["foundation", "build", "--recipe", str(_write(tmp_path, {})),
+                                       "--out", str(tmp_path / "o"), *[a for s in sets for a in ("--set", s)]])
+        assert res.exit_code == 2 and words in res.output, res.output
+        assert not (tmp_path / "o").exists()
