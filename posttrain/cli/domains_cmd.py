@@ -9,7 +9,8 @@ domain prints go to stderr):
 - ``sample ID --difficulty D --seed S --json`` → the Task's ``public_view()`` (never hidden);
 - ``check [IDS...] | --all --json`` → ``[{id, ok, failures, warnings, timings}]``, exit 1
   when any domain fails;
-- ``calibrate --model PATH --out DIR`` → ``DIR/calibration.json`` and ``calibration.png``.
+- ``calibrate --model PATH --out DIR`` → ``DIR/calibration.json`` and ``calibration.png``;
+- ``build-pool repos`` → fetches, verifies and validates the real repository tier's pool.
 
 An unknown id prints the registry's "did you mean" message and exits 2, without a traceback.
 """
@@ -263,3 +264,37 @@ def calibrate_cmd(
         table.add_row(did, *["-" if v is None else f"{v:.2f}" for v in vals])
     Console().print(table)
     err.print(f"wrote {paths['json']} and {paths['png']}")
+
+
+@app.command("build-pool")
+def build_pool_cmd(
+    which: str = typer.Argument(..., metavar="POOL", help="The pool to build: repos."),
+    fetch_only: bool = typer.Option(False, "--fetch-only",
+                                    help="Download, verify and build the images; do not validate."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Where to write the pool (default: the committed pool.json)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the per-package figures as JSON."),
+) -> None:
+    """Build a real-tier task pool: ``repos`` fetches the pinned sdists (sha256-checked, cached),
+    builds each package image and validates AST-mutated bugs against the packages' own tests."""
+    if which != "repos":
+        _die(f"unknown pool {which!r}; known: repos")
+    from posttrain.domains.code.repos.fetch import load_manifest
+    from posttrain.domains.code.repos.image import image_dir
+    from posttrain.domains.code.repos.pool import build_pool
+
+    with _quiet_stdout(as_json):
+        try:
+            if fetch_only:
+                result = {p.key: str(image_dir(p)) for p in load_manifest()}
+            else:
+                pool = build_pool(out=out, log=lambda s: err.print(escape(s)))
+                result = {name: {k: v for k, v in info.items() if k != "baseline"}
+                          for name, info in pool["packages"].items()}
+                result["tasks"] = len(pool["tasks"])
+        except PosttrainError as exc:
+            _die(str(exc))
+    if as_json:
+        _emit_json(result)
+    else:
+        for k, v in result.items():
+            typer.echo(f"{k}: {v}")
