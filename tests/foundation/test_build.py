@@ -124,3 +124,38 @@ def test_posttrain_from_the_built_folder(tiny_build, tmp_path):
     assert rl, rows[:3]
     saved = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
     assert saved["model"]["path"] == str(out)
+
+
+@pytest.mark.slow
+def test_sigkilled_cli_build_resumes(tmp_path, corpus_cache):
+    """``posttrain foundation build`` SIGKILLed after its first checkpoint, re-run with the same
+    --out: it resumes from that checkpoint and ends with the uninterrupted build's weights."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(yaml.safe_dump({**TINY, "training": {**TINY["training"], "checkpoint_every": 4,
+                                                           "tokens": 40 * 8 * 128}}))
+
+    def cmd(out):
+        return [sys.executable, "-m", "posttrain", "foundation", "build", "--recipe", str(recipe),
+                "--out", str(out), "--cache-dir", str(corpus_cache), "--no-register", "--json"]
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    whole = subprocess.run(cmd(tmp_path / "whole"), capture_output=True, env=env, timeout=600)
+    assert whole.returncode == 0, whole.stderr.decode()[-2000:]
+    proc = subprocess.Popen(cmd(tmp_path / "killed"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    ckpts = tmp_path / "killed" / "_build" / "checkpoints"
+    deadline = time.time() + 300
+    while time.time() < deadline and not (ckpts.exists() and any(p.name.startswith("step_") for p in ckpts.iterdir())):
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    again = subprocess.run(cmd(tmp_path / "killed"), capture_output=True, env=env, timeout=600)
+    assert again.returncode == 0, again.stderr.decode()[-2000:]
+    info = json.loads(again.stdout)
+    assert info["resumed_from_step"] > 0
+    assert info["weights_sha256"] == json.loads(whole.stdout)["weights_sha256"]
