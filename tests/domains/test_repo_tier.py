@@ -194,3 +194,21 @@ def test_every_committed_task_is_still_valid(monkeypatch):
             for t in tasks:
                 v = val.check([Hunk.from_json(h) for h in t["hunks"]])
                 assert v.kept and set(v.failing) == set(t["hidden"]), t["id"]
+
+
+# ------------------------------------------------------------------ command line
+def test_build_pool_command_fetches_the_images_and_refuses_an_unknown_pool():
+    import json
+
+    from typer.testing import CliRunner
+
+    from posttrain.cli.main import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["domains", "build-pool", "repos", "--fetch-only", "--json"])
+    assert r.exit_code == 0, r.output
+    images = json.loads(r.stdout)
+    assert set(images) == {p.key for p in load_manifest()}
+    assert all(os.path.isfile(os.path.join(d, ".posttrain", "run-tests")) for d in images.values())
+    bad = runner.invoke(app, ["domains", "build-pool", "nope"])
+    assert bad.exit_code == 2 and "unknown pool" in bad.output
