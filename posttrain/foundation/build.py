@@ -80,7 +80,7 @@ def build_foundation(recipe: FoundationRecipe, out: str | Path, *, cache_dir: st
     say(f"corpus {corpus.corpus_hash[:12]}: {corpus.manifest['tokens']:,} tokens in "
         f"{corpus.manifest['rows']} rows; pre-training {recipe.training.steps()} steps")
     res = pretrain(recipe, corpus.tokens, tokenizer, out / BUILD_SUBDIR, progress=progress,
-                   device=device, stop_after=stop_after, log=say)
+                   device=device, stop_after=stop_after, corpus_hash=corpus.corpus_hash, log=say)
     model = res.model.to("cpu")
     for p in out.iterdir():  # a previous build's weights must not survive beside the new ones
         if p.is_file() and p.suffix in WEIGHT_SUFFIXES:

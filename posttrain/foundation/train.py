@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from posttrain.core.errors import ConfigError
 from posttrain.trainer.checkpoint import (checkpoint_path, latest_checkpoint, load_checkpoint,
                                           prune_checkpoints, save_checkpoint)
 from posttrain.trainer.optim import build_lr_schedule, build_optimizer
@@ -133,17 +134,18 @@ class PretrainResult:
 
 
 def _checkpoint(run_dir: Path, spec: TrainingSpec, model: Any, opt: Any, sched: Any, step: int,
-                history: list) -> None:
+                history: list, corpus_hash: str | None) -> None:
     save_checkpoint(checkpoint_path(run_dir, step), model=model, optimizer=opt, lr_scheduler=sched,
                     step=step, policy_version=0, data_state={"samples": step * spec.batch_size},
-                    extra={"history": list(history)})
+                    extra={"history": list(history), "corpus_hash": corpus_hash})
     prune_checkpoints(run_dir, spec.keep_checkpoints)
 
 
 def pretrain(recipe: FoundationRecipe, tokens: np.ndarray, tokenizer: Any, run_dir: str | Path, *,
              progress: bool = True, device: str = "cpu", stop_after: int | None = None,
-             log: Callable[[str], None] | None = None) -> PretrainResult:
-    """Train (or resume from ``run_dir``'s last checkpoint) for ``training.steps()`` steps."""
+             corpus_hash: str | None = None, log: Callable[[str], None] | None = None) -> PretrainResult:
+    """Train (or resume from ``run_dir``'s last checkpoint) for ``training.steps()`` steps.
+    A checkpoint written for another ``corpus_hash`` is refused, never resumed on new data."""
     spec, run_dir = recipe.training, Path(run_dir)
     torch.set_num_threads(spec.threads)
     steps = spec.steps()
@@ -156,6 +158,9 @@ def pretrain(recipe: FoundationRecipe, tokens: np.ndarray, tokenizer: Any, run_d
     last = latest_checkpoint(run_dir)
     if last is not None:
         state = load_checkpoint(last, model, opt, sched)
+        if state.extra.get("corpus_hash") != corpus_hash:
+            raise ConfigError(f"{last} was trained on corpus {str(state.extra.get('corpus_hash'))[:12]}, "
+                              f"not {str(corpus_hash)[:12]}; delete {run_dir} to start over")
         start, history = state.step, list(state.extra.get("history", []))
         (log or (lambda _m: None))(f"resuming the build from step {start} ({last})")
     else:
@@ -179,7 +184,7 @@ def pretrain(recipe: FoundationRecipe, tokens: np.ndarray, tokenizer: Any, run_d
                 val = validation_loss(model, tokens, val_rows, spec.batch_size, device)
                 (log or (lambda _m: None))(f"step {done}: train {history[-1][1]:.3f} val {val:.3f}")
             if spec.checkpoint_every and done % spec.checkpoint_every == 0 and done < steps:
-                _checkpoint(run_dir, spec, model, opt, sched, done, history)
+                _checkpoint(run_dir, spec, model, opt, sched, done, history, corpus_hash)
             if stop_after is not None and done - start >= stop_after and done < steps:
                 raise BuildInterrupted(f"stopped after step {done}")
     train_s = time.perf_counter() - t0

@@ -99,6 +99,14 @@ def test_killed_build_resumes_bit_for_bit(tmp_path, corpus_cache):
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert [v for _, v in resumed.history] == [v for _, v in whole.history]
     assert resumed.val_loss == whole.val_loss
+    # a checkpoint of another corpus is refused, not resumed on new data
+    from posttrain.core.errors import ConfigError
+
+    with pytest.raises(BuildInterrupted):
+        pretrain(recipe, corpus.tokens, tok, tmp_path / "mixed", progress=False, stop_after=3,
+                 corpus_hash="a" * 64)
+    with pytest.raises(ConfigError, match="was trained on corpus aaaaaaaaaaaa"):
+        pretrain(recipe, corpus.tokens, tok, tmp_path / "mixed", progress=False, corpus_hash="b" * 64)
     # the check can fail: a different data order gives different weights
     other = pretrain(tiny_recipe(training={**recipe.training.model_dump(), "seed": 1}), corpus.tokens,
                      tok, tmp_path / "other", progress=False)
