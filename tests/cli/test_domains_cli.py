@@ -170,3 +170,14 @@ def test_check_all_reports_broken_plugins(monkeypatch):
     assert _json(r) == [{"id": "plugin:brokenplug", "ok": False,
                          "failures": ["failed to load: ImportError: no module x"],
                          "warnings": [], "timings": {}}]
+
+
+def test_check_tier_filter():
+    """``--tier`` keeps only that tier's domains (the real tier is checked apart in CI:
+    ``make test-real``); an unknown tier exits 2 naming the allowed ones."""
+    r = runner.invoke(app, ["domains", "check", "math.add-v1", "--tier", "real", "--json"])
+    assert r.exit_code == 0 and _json(r) == []
+    r = runner.invoke(app, ["domains", "check", "math.add-v1", "--tier", "light", "--json"])
+    assert r.exit_code == 0 and [row["id"] for row in _json(r)] == ["math.add-v1"]
+    r = runner.invoke(app, ["domains", "check", "--all", "--tier", "heavy"])
+    assert r.exit_code == 2 and "light, real" in r.output

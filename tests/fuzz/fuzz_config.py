@@ -108,6 +108,8 @@ def _set(data: dict, path: tuple[Any, ...], value: Any) -> dict:
     out = copy.deepcopy(data)
     node: Any = out
     for part in path[:-1]:
+        if isinstance(node, dict) and node.get(part) is None:
+            node[part] = {}  # an optional section off by default (model.lora): on, with its defaults
         node = node[part]
     node[path[-1]] = value
     return out

@@ -34,7 +34,10 @@ def _cut_z(holes: list) -> str:
 
 # ---------------------------------------------------------------- plate with holes
 def plate_params(rng, d: int) -> dict:
-    L, W, T, r = rng.randrange(60, 101, 5), rng.randrange(40, 71, 5), rng.randint(4, 10), rng.choice([2, 2.5, 3, 3.5])
+    # level 3 adds a central hole of radius >= 5 between the corner holes: W >= 50 leaves room
+    # (at W = 40 the room could be 1 mm, and generate raised for some seeds)
+    L, W = rng.randrange(60, 101, 5), rng.randrange(40 if d < 3 else 50, 71, 5)
+    T, r = rng.randint(4, 10), rng.choice([2, 2.5, 3, 3.5])
     a, b = L / 2 - r - rng.randint(5, 9), W / 2 - r - rng.randint(5, 8)
     holes = [[-a, 0, r], [a, 0, r]] if d == 1 else [[x, y, r] for x in (-a, a) for y in (-b, b)]
     if d == 3:
