@@ -40,17 +40,16 @@ Does not: measure against a target (the verifier does) or keep Python state betw
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import threading
 from collections import OrderedDict
-from functools import lru_cache
 from pathlib import Path
 
 from posttrain.core.errors import SandboxError
 from posttrain.sandbox import Limits, Template
 
 from . import cad_harness
+from .cad_packages import cad_site
 from .exec_tools import _clip
 from .result import ToolResult
 from .schema import function_spec
@@ -89,15 +88,6 @@ class _Results:
 
 
 RESULTS = _Results()
-
-
-@lru_cache(maxsize=1)
-def cad_site() -> str:
-    """The site-packages directory holding build123d (found without importing it: 5 s)."""
-    spec = importlib.util.find_spec("build123d")
-    if spec is None or not spec.origin:
-        raise SandboxError("build123d is not installed: install the 'cad' extra (make setup)")
-    return str(Path(spec.origin).resolve().parent.parent)
 
 
 def cad_template(files: dict | None = None) -> Template:

@@ -92,3 +92,29 @@ def test_a_repeated_script_reuses_its_real_run(sb):
     assert outputs(sb) == ["body_0.stl", "model.step"] and sb.read_file("out/body_0.stl") == body
     fresh = CadTool(cache=False)(sb, script)
     assert fresh.data["cached"] is False and fresh.data["exec"]["status"] == "ok"
+
+
+def test_a_venv_the_sandbox_user_cannot_reach_is_mirrored(tmp_path, monkeypatch):
+    """A checkout under a private directory (a ``mktemp -d`` clone, ``/root``): the CAD
+    packages are mirrored where the sandbox user can reach them, and a script builds there."""
+    from pathlib import Path
+
+    from posttrain.tools import cad_packages
+
+    assert not cad_packages.reachable(tmp_path)  # pytest's tmp dirs are 0700
+    assert cad_packages.reachable(Path("/usr/lib"))
+    base = Path(__import__("tempfile").mkdtemp(dir="/var/tmp", prefix="cad-mirror-test-"))
+    base.chmod(0o755)
+    try:
+        monkeypatch.setattr(cad_packages, "MIRROR_BASE", base)
+        monkeypatch.setattr(cad_packages, "reachable", lambda p: False)
+        cad_packages.cad_site.cache_clear()
+        site = cad_packages.cad_site()
+        assert Path(site).parent == base and (Path(site) / "build123d").is_dir()
+        assert not (Path(site) / "torch").exists()  # only what build123d imports
+        with open_sandbox(cad_template(), limits=CAD_LIMITS, backend="isolated") as box:
+            r = CadTool(cache=False)(box, "from build123d import *\nresult = Box(10, 10, 10)\n")
+        assert r.ok and abs(r.data["summary"]["volume"] - 1000) < 1e-6, r.content
+    finally:
+        cad_packages.cad_site.cache_clear()
+        __import__("shutil").rmtree(base, ignore_errors=True)
