@@ -1,3 +1,3 @@
-from posttrain.cli.main import main
+from posttrain.cli.entry import main
 
 main()
