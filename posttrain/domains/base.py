@@ -6,6 +6,7 @@ A domain is any object with these attributes (a Protocol: no base class to inher
 - ``family``: one of :data:`FAMILIES` (never renamed; new ones may be added);
 - ``difficulties``: ints, 1 = easiest, at least three levels;
 - ``env_kind``: ``"single_turn"``, ``"tool"`` or ``"sandbox"``;
+- optional ``vision``: a bool, True when its observations carry images (``Observation.images``);
 - ``generate(rng, difficulty) -> Task``: deterministic given the ``random.Random``;
 - ``solve(task) -> str``: the reference final answer (for multi-turn domains, the text a
   scripted reference policy ends with; see ``reference_actions`` below);
@@ -79,6 +80,9 @@ def _check(dom: Any) -> None:
         raise RegistryError(f"domain {dom.id!r}: env_kind {dom.env_kind!r} not in {ENV_KINDS}")
     if getattr(dom, "tier", "light") not in TIERS:
         raise RegistryError(f"domain {dom.id!r}: tier {dom.tier!r} not in {TIERS}")
+    if not isinstance(getattr(dom, "vision", False), bool):
+        raise RegistryError(f"domain {dom.id!r}: vision {dom.vision!r} must be a bool (True when "
+                            "its observations carry images)")
     if len(tuple(dom.difficulties)) < 3:
         raise RegistryError(f"domain {dom.id!r} needs at least 3 difficulty levels")
 
