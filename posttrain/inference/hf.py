@@ -175,13 +175,20 @@ class HFBackend:
         tools_P = params.prompt_tools if params.prompt_tools is not None else [params.tools] * len(prompts)
         if len(tools_P) != len(prompts):
             raise InferenceError(f"{len(tools_P)} tool lists for {len(prompts)} prompts")
-        ids_P = [tuple(self.render(p, t)) for p, t in zip(prompts, tools_P)]
+        return self.generate_ids([tuple(self.render(p, t)) for p, t in zip(prompts, tools_P)], params)
+
+    def generate_ids(self, ids_P: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Completion]]:
+        """Like :meth:`generate` on already rendered prompts (token ids): the same ids and
+        params give the same samples as ``generate`` (it calls this)."""
+        check_sampling_params(params)
+        if not ids_P:
+            return []
         was_training = self.model.training
         if was_training:  # a module shared with the trainer; eval() walks every submodule
             self.model.eval()
         try:
             with torch.inference_mode():
-                return self._generate_ids(ids_P, params)
+                return self._generate_ids([tuple(int(i) for i in p) for p in ids_P], params)
         finally:
             if was_training:
                 self.model.train()
