@@ -99,24 +99,9 @@ class ServedModel:
 
 
 def _generate_ids(backend: Any, ids_P: list[tuple[int, ...]], params: SamplingParams):
-    """Sample from already tokenized prompts through the backend's own decode loop."""
-    if hasattr(backend, "generate_ids"):  # the vllm backend's public entry
+    """Sample from already tokenized prompts through the backend's public ids entry."""
+    if hasattr(backend, "generate_ids"):  # HFBackend and VLLMBackend
         return backend.generate_ids(ids_P, params)
-    if hasattr(backend, "_generate_ids") and hasattr(backend, "model"):
-        # HFBackend has no public ids entry; its generate() wraps _generate_ids in exactly
-        # this eval()/inference_mode frame, so the samples are those of generate().
-        import torch
-
-        model = backend.model
-        was_training = model.training
-        if was_training:
-            model.eval()
-        try:
-            with torch.inference_mode():
-                return backend._generate_ids(ids_P, params)
-        finally:
-            if was_training:
-                model.train()
     raise InferenceError(f"{type(backend).__name__} cannot sample from token ids; "
                          "use /v1/chat/completions")
 

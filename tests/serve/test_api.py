@@ -77,6 +77,18 @@ def test_completions_from_text_and_ids(server, local):
     assert answer["usage"]["prompt_tokens"] == len(ids) + len(text_ids)
 
 
+def test_hf_generate_ids_samples_as_generate(local):
+    """The public ids entry serve uses: the same rendered ids and seed give generate()'s samples."""
+    backend = local["v1"]
+    params = SamplingParams(n=3, max_new_tokens=6, seed=4, temperature=1.3)
+    chats = [CHAT, [{"role": "user", "content": "12+5="}]]
+    by_chat = backend.generate(chats, params)
+    by_ids = backend.generate_ids([backend.render(c) for c in chats], params)
+    assert [[(c.token_ids_T, c.logprobs_T, c.text) for c in g] for g in by_ids] == \
+        [[(c.token_ids_T, c.logprobs_T, c.text) for c in g] for g in by_chat]
+    assert backend.generate_ids([], params) == []
+
+
 def test_every_answer_is_recorded(server):
     url, log = server
     before = len(read_records(log)) if log.exists() else 0
