@@ -9,7 +9,8 @@ A TaskEnv wraps one Task for one episode:
 Methods may be sync or async; :func:`call_maybe_async` lets the agent loop accept both.
 
 :class:`SingleTurnEnv` is the env of every single-turn domain: the first action ends the
-episode and the verifier scores the final answer text. Its ``verify`` never raises: a
+episode and the verifier scores the final answer text; a visual task's images
+(``public["images"]``, see :func:`task_images`) go with its first observation. Its ``verify`` never raises: a
 crashing scorer gives a Score with ``error`` set (DESIGN.md §3).
 """
 
@@ -46,6 +47,15 @@ async def _await(x: Any) -> Any:
     return await x
 
 
+def task_images(task: Task) -> tuple[str, ...]:
+    """The images a visual task shows with its prompt: ``public["images"]``, base64 PNG strings
+    (none for text tasks). A malformed value is an :class:`EnvError` naming the task."""
+    images = task.public.get("images", ())
+    if not isinstance(images, (list, tuple)) or not all(isinstance(i, str) for i in images):
+        raise EnvError(f"{task.key}: public['images'] must be a list of base64 PNG strings")
+    return tuple(images)
+
+
 def final_answer(trajectory: Trajectory) -> str:
     """The text of the last action of an episode ("" when the policy never acted)."""
     return trajectory.turns[-1].action.text if trajectory.turns else ""
@@ -75,7 +85,7 @@ class SingleTurnEnv:
 
     def reset(self) -> Observation:
         self._done = False
-        return Observation(messages=tuple(self.task.prompt))
+        return Observation(messages=tuple(self.task.prompt), images=task_images(self.task))
 
     def step(self, action: Completion) -> StepResult:
         if self._done:
