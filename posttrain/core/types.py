@@ -70,6 +70,8 @@ class Completion:
 
     ``logprobs_T`` has one entry per id in ``token_ids_T``; ``policy_version`` is the weight
     version that sampled it (used for staleness bounds and importance sampling).
+    ``prompt_images``: the base64 PNGs of the prompt, in the order the backend's processor
+    read them (a vision backend sets it; the trainer feeds the same pixels back).
     """
 
     text: str
@@ -78,6 +80,7 @@ class Completion:
     finish_reason: str = "stop"  # "stop" | "length" | "error"
     policy_version: int = 0
     prompt_token_ids: tuple[int, ...] = ()
+    prompt_images: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.token_ids_T) != len(self.logprobs_T):

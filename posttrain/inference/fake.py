@@ -38,6 +38,8 @@ Script = Callable[[Sequence[Message], int], str] | Sequence[str] | Mapping[str, 
 class FakeBackend:
     """Scripted backend (see the module docstring)."""
 
+    vision = True  # reads image parts (posttrain/inference/vision.py)
+
     def __init__(self, script: Script, *, logprob: float = -0.5, policy_version: int = 0):
         if not (callable(script) or isinstance(script, (list, tuple, Mapping))):
             raise InferenceError(f"FakeBackend script must be a callable, a list or a dict, "

@@ -33,6 +33,10 @@ records that the server was updated out of band (e.g. restarted on a new checkpo
 with weights, the ``on_load_weights(version, weights)`` hook given at construction is called
 (e.g. to hit a server's own update endpoint); without a hook it raises ``InferenceError``.
 
+Images: image parts of the messages (OpenAI ``image_url`` parts with ``data:`` URLs, see
+:mod:`posttrain.core.images`) are sent as they are; each Completion records them in
+``prompt_images``.
+
 Errors: HTTP failures, timeouts and malformed answers raise ``InferenceError`` naming the
 URL and the status; a request is retried ``retries`` times on connection errors and 5xx.
 """
@@ -44,10 +48,12 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import replace
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Mapping, Sequence
 
 from posttrain.core.errors import InferenceError
+from posttrain.core.images import prompt_images
 from posttrain.core.types import Completion, Message
 
 from .base import SamplingParams
@@ -57,6 +63,8 @@ _TOKEN_ID_PREFIX = "token_id:"
 
 class OpenAICompatBackend:
     """Chat completions over HTTP (see the module docstring)."""
+
+    vision = True  # reads image parts (posttrain/inference/vision.py)
 
     def __init__(self, base_url: str, *, model: str | None = None, api_key: str | None = None,
                  timeout_s: float = 120.0, max_workers: int = 16, retries: int = 2,
@@ -101,7 +109,10 @@ class OpenAICompatBackend:
         workers = max(1, min(self.max_workers, len(bodies)))
         with ThreadPoolExecutor(workers) as pool:
             answers = list(pool.map(lambda b: self._post("/chat/completions", b), bodies))
-        return [_completions(a, params.n, version, self.server_versions) for a in answers]
+        # The images each prompt sent ride on its Completions (the trainer needs the pixels).
+        return [[replace(c, prompt_images=prompt_images(p)) for c in
+                 _completions(a, params.n, version, self.server_versions)]
+                for a, p in zip(answers, prompts)]
 
     def _body(self, model: str, messages: Sequence[Message], params: SamplingParams) -> dict:
         body: dict[str, Any] = {

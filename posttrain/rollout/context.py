@@ -31,6 +31,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+from posttrain.core.images import content_text
+
 _MEMORY = re.compile(r"<memory>(.*?)</memory>", re.S)
 SUMMARY_TAG = "[context summary]"
 MEMORY_TAG = "[working memory]"
@@ -48,7 +50,8 @@ class ContextConfig:
 
 
 def _size(messages: Sequence[Mapping[str, Any]]) -> int:
-    return sum(len(str(m.get("content") or "")) for m in messages)
+    # Text only: an image part's base64 is not context the character budget is about.
+    return sum(len(content_text(m.get("content"))) for m in messages)
 
 
 class EpisodeContext:
@@ -92,6 +95,8 @@ class EpisodeContext:
         tool_idx = [i for i, m in enumerate(self.history) if m.get("role") == "tool"]
         old = tool_idx[:-cfg.keep_recent_tool_outputs] if cfg.keep_recent_tool_outputs else tool_idx
         for i in old:
+            if not isinstance(self.history[i].get("content") or "", str):
+                continue  # a message with image parts is kept whole
             text = str(self.history[i].get("content") or "")
             if len(text) > cfg.old_tool_output_chars:
                 cut = len(text) - cfg.old_tool_output_chars

@@ -59,6 +59,7 @@ from posttrain.core.errors import InferenceError
 from posttrain.core.types import Completion, Task, Trajectory, TrajectoryGroup
 from posttrain.envs.base import TaskEnv
 from posttrain.inference.base import InferenceBackend, SamplingParams
+from posttrain.inference.vision import check_images
 
 from .checkpoints import CallCheckpointer, CheckpointStore, RestoreFailed, call_key
 from .episode import BrokenEnv, Episode, EpisodeLimits, action_text
@@ -157,6 +158,8 @@ def _generate(backend: InferenceBackend, groups: list[list[Episode]], p: Samplin
     """One call for the groups; when it fails, one call per prompt isolates the bad one."""
     prompts = [g[0].prompt() for g in groups]
     try:
+        for g, prompt in zip(groups, prompts):  # a text-only model refuses image prompts
+            check_images(backend, g[0].task.domain, prompt)
         return list(_checked(backend.generate(prompts, p), len(prompts), p.n))
     except Exception as exc:  # the inference boundary
         if len(prompts) == 1:
@@ -164,6 +167,7 @@ def _generate(backend: InferenceBackend, groups: list[list[Episode]], p: Samplin
     out: list[list[Completion] | BaseException] = []
     for i, prompt in enumerate(prompts):
         try:
+            check_images(backend, groups[i][0].task.domain, prompt)
             out.append(_checked(backend.generate([prompt], _one_prompt(p, i)), 1, p.n)[0])
         except Exception as one:  # the inference boundary, one prompt
             out.append(one)

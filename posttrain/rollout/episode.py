@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from posttrain.core.errors import ErrorInfo, VerifierError, classify
+from posttrain.core.images import attach_images
 from posttrain.core.types import Completion, Observation, Score, Task, Trajectory, Turn
 from posttrain.envs.base import TaskEnv, call_maybe_async
 
@@ -139,7 +140,9 @@ class Episode:
         try:
             self.obs = call_maybe_async(self.env.reset)
             self.tools = tuple(self.obs.tools)
-            self.ctx = EpisodeContext(self.obs.messages, self.limits.context)
+            # An observation's images become image parts of its newest message (core/images.py).
+            self.ctx = EpisodeContext(attach_images(self.obs.messages, self.obs.images),
+                                      self.limits.context)
         except Exception as exc:  # the env boundary: a broken env is this episode's error
             if not self.abandoned:
                 self.fail(exc, "env")
@@ -178,8 +181,9 @@ class Episode:
         self.turns.append(Turn(self.obs, c, float(res.reward), info))
         self.tokens += len(c.token_ids_T)
         replies = tuple(res.observation.messages) if res.observation is not None else ()
-        self.ctx.add_turn(text, replies)
-        self.obs = Observation(messages=replies)
+        images = tuple(res.observation.images) if res.observation is not None else ()
+        self.ctx.add_turn(text, attach_images(replies, images) if images else replies)
+        self.obs = Observation(messages=replies, images=images)
         self.stop = self._stop_reason(res.done, info, c)
 
     def _stop_reason(self, done: bool, info: dict, c: Completion) -> str | None:

@@ -58,6 +58,7 @@ class ScriptedPolicy:
     """Replays ``script(task)`` for the tasks it was given (see the module docstring)."""
 
     tokenizer = None
+    vision = True  # reads image parts (posttrain/inference/vision.py)
 
     def __init__(self, tasks: Sequence[Task], script: Script, policy_version: int = 0):
         self.policy_version = policy_version
