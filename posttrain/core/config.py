@@ -272,6 +272,45 @@ class DistributedConfig(_Strict):
     reshard_after_forward: bool = True
 
 
+class ActorGroupSpec(_Strict):
+    """One group of Ray actors of a placement: how many, and what each one asks the cluster
+    for (Ray's ``num_cpus``/``num_gpus`` and custom resources such as ``{sandbox: 1}``)."""
+
+    count: int = Field(1, ge=0)  # trainer and engines need >= 1 (trainer/validate.py)
+    num_cpus: float = Field(1.0, ge=0)
+    num_gpus: float = Field(0.0, ge=0)
+    resources: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("resources")
+    @classmethod
+    def _non_negative(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = {k: v for k, v in value.items() if v < 0}
+        if bad:
+            raise ValueError(f"resource amounts must be >= 0 (got {bad})")
+        return value
+
+
+class PlacementConfig(_Strict):
+    """Disaggregated placement on Ray (``posttrain/distributed/placement.py``; docs/scale.md):
+    a trainer group (``trainer.count`` FSDP ranks), ``engines.count`` rollout engine actors
+    and ``sandboxes.count`` sandbox/verifier actors, each with its declared resources.
+    ``weight_transport``: how new weights reach the engines (``object_store``: Ray's object
+    store; ``broadcast``: a torch.distributed broadcast from trainer rank 0, gloo on CPU,
+    NCCL on GPUs). ``ray_address``: null starts a local cluster with ``cluster_cpus`` CPUs
+    and ``cluster_resources``; ``auto`` or ``ray://host:10001`` joins an existing one."""
+
+    enabled: bool = False
+    ray_address: str | None = None
+    cluster_cpus: int | None = Field(None, ge=1)
+    cluster_gpus: int | None = Field(None, ge=0)
+    cluster_resources: dict[str, float] = Field(default_factory=dict)
+    weight_transport: Literal["object_store", "broadcast"] = "object_store"
+    trainer: ActorGroupSpec = ActorGroupSpec()
+    engines: ActorGroupSpec = ActorGroupSpec()
+    sandboxes: ActorGroupSpec = ActorGroupSpec(count=1, resources={})
+    sandbox_pool_size: int = Field(2, ge=1)
+
+
 class RunConfig(_Strict):
     run_name: str = "run"
     seed: int = 0
@@ -285,6 +324,7 @@ class RunConfig(_Strict):
     eval: EvalConfig = EvalConfig()
     inference: InferenceConfig = InferenceConfig()
     distributed: DistributedConfig = DistributedConfig()
+    placement: PlacementConfig = PlacementConfig()
     async_rl: AsyncConfig = AsyncConfig()
     episode: EpisodeConfig = EpisodeConfig()
     filters: FilterConfig = FilterConfig()

@@ -295,7 +295,8 @@ def _lora(cfg: RunConfig) -> list[str]:
     except Exception as exc:  # an unreadable folder is _model's to report
         names = None
         if cfg.model.path is None:
-            problems.append(f"model.lora: could not build the tiny model's shape ({exc})")
+            problems.append(f"model.lora.target_modules: got {_show(lora.target_modules)}; not "
+                            f"checked: could not build the tiny model's shape ({exc})")
     unknown = [t for t in lora.target_modules if names is not None and t not in names]
     if unknown:
         problems.append(f"model.lora.target_modules: got {unknown}, not linear layers of the model; "
@@ -309,8 +310,55 @@ def _lora(cfg: RunConfig) -> list[str]:
     return problems
 
 
+def _placement(cfg: RunConfig) -> list[str]:
+    """``placement:`` (posttrain/distributed/placement.py): the sharded trainer's rules, actor
+    counts, and, on a local cluster of declared size, that every actor fits in it."""
+    pl = cfg.placement
+    if not pl.enabled:
+        return []
+    problems = [] if ray_installed() else [f"placement.enabled: got true; the placement {RAY_EXTRA_HINT}"]
+    why = "with placement.enabled; the placed trainer runs the synchronous sharded RL loop"
+    for field, value in (("rl.max_policy_lag", cfg.rl.max_policy_lag), ("sft.steps", cfg.sft.steps),
+                         ("dpo.steps", cfg.dpo.steps)):
+        if value:
+            problems.append(f"{field}: got {value} {why} (start it from an SFT'd model.path): allowed 0")
+    for name in ("trainer", "engines"):
+        if getattr(pl, name).count < 1:
+            problems.append(f"placement.{name}.count: got {getattr(pl, name).count}; allowed: >= 1")
+    if cfg.distributed.backend == "nccl" and pl.trainer.num_gpus < 1:
+        problems.append(f"placement.trainer.num_gpus: got {_show(pl.trainer.num_gpus)} with "
+                        "distributed.backend \"nccl\"; NCCL needs one GPU per rank: allowed >= 1")
+    if cfg.model.lora is not None:
+        problems.append("placement.enabled: got true with model.lora set; the placed trainer is the "
+                        "FSDP group, which trains the full model: allowed false, or model.lora: null")
+    if pl.ray_address is None:
+        problems += _fits(cfg)
+    return problems
+
+
+def _fits(cfg: RunConfig) -> list[str]:
+    """Every actor's request within the declared local cluster (else Ray waits forever)."""
+    pl, problems = cfg.placement, []
+    groups = {"trainer": pl.trainer, "engines": pl.engines, "sandboxes": pl.sandboxes}
+    totals = {"num_cpus": (pl.cluster_cpus, "cluster_cpus"), "num_gpus": (pl.cluster_gpus, "cluster_gpus")}
+    for key, (have, field) in totals.items():
+        need = sum(getattr(g, key) * g.count for g in groups.values())
+        if have is not None and need > have:
+            problems.append(f"placement.{field}: got {have}; the actors ask for {need:g} {key} "
+                            f"in all ({', '.join(f'{n}: {g.count} x {getattr(g, key):g}' for n, g in groups.items())}): "
+                            f"allowed >= {need:g}")
+    names = {r for g in groups.values() for r in g.resources}
+    for r in sorted(names):
+        need = sum(g.resources.get(r, 0.0) * g.count for g in groups.values())
+        have = pl.cluster_resources.get(r)
+        if have is None or need > have:
+            problems.append(f"placement.cluster_resources: got {_show(pl.cluster_resources)}; the "
+                            f"actors ask for {need:g} {r!r} in all: allowed {r} >= {need:g}")
+    return problems
+
+
 CHECKS: tuple[Check, ...] = (_algorithm, _domains, _inference, _curriculum, _async, _model, _rl,
-                             _sandbox, _lora)
+                             _sandbox, _lora, _placement)
 
 
 def check_run_config(cfg: RunConfig, *, registering: tuple[str, ...] = ()) -> RunConfig:
