@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 from posttrain.core.errors import InferenceError
+from posttrain.core.images import content_text
 from posttrain.core.types import Completion, Score, Task, Trajectory
 from posttrain.inference.base import SamplingParams
 
@@ -40,8 +41,10 @@ _REMOVED = re.compile(re.escape(SUMMARY_TAG) + r" (\d+) earlier turn")
 
 
 def _key(messages: Sequence[Mapping[str, Any]]) -> str:
-    return json.dumps([{"role": m.get("role"), "content": m.get("content")} for m in messages],
-                      sort_keys=True, default=str)
+    # text only: the engine turns an observation's images into parts of its newest message,
+    # which the task's own prompt messages do not hold
+    return json.dumps([{"role": m.get("role"), "content": content_text(m.get("content"))}
+                       for m in messages], sort_keys=True, default=str)
 
 
 def _turn_index(prompt: Sequence[Mapping[str, Any]], start: int) -> int:
