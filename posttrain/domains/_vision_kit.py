@@ -33,7 +33,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from posttrain.core.types import Completion, Observation, Score, StepResult, Task, Trajectory
 from posttrain.domains._helpers import make_task
-from posttrain.envs.tool_env import ToolEnv
+from posttrain.envs.base import task_images
+from posttrain.envs.tool_env import ToolEnv, spec_name
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -168,25 +169,28 @@ class LookEnv:
     """A ToolEnv whose observations carry a new image of its ``state`` after every tool turn.
 
     ``draw(task, state) -> list[bytes]`` renders the current state; the first observation
-    shows the task's own images (if any) and then the drawing of the initial state.
+    shows the task's own images (``public["images"]``: :class:`LookDomain` puts the drawing
+    of the initial state there, so ``domains sample`` shows what the policy first sees).
     Everything else (the tool-call format, ``info``, checkpoints, ``verify``) is the inner
     ToolEnv's, reached through attribute delegation.
     """
 
-    def __init__(self, inner: ToolEnv, draw: Callable[[Task, dict[str, Any]], Sequence[bytes]]):
+    def __init__(self, inner: ToolEnv, draw: Callable[[Task, dict[str, Any]], Sequence[bytes]],
+                 retool: Callable[[dict[str, Any]], list[Any]] | None = None):
         self.inner = inner
         self._draw = draw
+        self._retool = retool
 
     def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet (copy/unpickle): no delegation loop
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
     def _images(self) -> tuple[str, ...]:
         return tuple(b64(p) for p in self._draw(self.inner.task, self.inner.state))
 
     def reset(self) -> Observation:
-        obs = self.inner.reset()
-        shown = tuple(self.inner.task.public.get("images", ()))
-        return replace(obs, images=shown + self._images())
+        return replace(self.inner.reset(), images=task_images(self.inner.task))
 
     def step(self, action: Completion) -> StepResult:
         res = self.inner.step(action)
@@ -199,6 +203,12 @@ class LookEnv:
 
     def close(self) -> None:
         self.inner.close()
+
+    def restore_state(self, saved: dict[str, Any]) -> None:
+        # the tools hold the state dict they mutate: rebind them to the restored copy
+        self.inner.restore_state(saved)
+        if self._retool is not None:
+            self.inner.tools = {spec_name(t.spec): t for t in self._retool(self.inner.state)}
 
 
 @dataclass(frozen=True)
@@ -229,7 +239,10 @@ class LookDomain:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def generate(self, rng: random.Random, difficulty: int) -> Task:
-        return self.build(rng, difficulty)
+        task = self.build(rng, difficulty)
+        first = [b64(p) for p in self.draw(task, self.start(task))]
+        return replace(task, public={**dict(task.public), "images": first},
+                       metadata={**dict(task.metadata), "vision": True})
 
     def make_env(self, task: Task) -> LookEnv:
         state = self.start(task)
@@ -239,7 +252,7 @@ class LookDomain:
 
         inner = ToolEnv(task, self.tools(state), None, verify, max_turns=self.max_turns,
                         state=state, verifier_version=self.id)
-        return LookEnv(inner, self.draw)
+        return LookEnv(inner, self.draw, self.tools)
 
     def reference_actions(self, task: Task) -> list[str]:
         return list(self.reference(task))
