@@ -39,10 +39,9 @@ reference answer is missing or cannot be hardened (listed in :data:`._rg_manifes
 
 from __future__ import annotations
 
-import contextlib
 import json
+import logging
 import random
-import sys
 import threading
 from collections import OrderedDict
 from typing import Any, Callable
@@ -51,6 +50,7 @@ from posttrain.core.errors import ErrorInfo, MissingExtraError
 from posttrain.core.types import Score, Task
 from posttrain.domains._helpers import make_task
 
+from ._quiet import quiet_output
 from ._rg_manifest import DATASETS, SIZES
 from ._rg_strict import VERSIONS, propositional_reference, wrap
 
@@ -59,6 +59,7 @@ DEFAULT_SIZE = 100_000
 LENGTH_SAMPLE = 60
 INSTRUCTION = "\n\nGive only the final answer inside <answer></answer> tags."
 _LOCK = threading.RLock()
+_LOG = logging.getLogger(__name__)  # what the generators print lands here (DEBUG), not on the terminal
 
 
 def rg_id(name: str) -> str:
@@ -91,8 +92,9 @@ def build_dataset(name: str, level: Any, size: int) -> Any:
         cur.set_global_level(rg_level)
         ctx = DefaultCurriculumContext(mode=RangeAttributeMode(mode))
         config = cur.generate_configuration({"seed": SEED, "size": size}, context=ctx)
-    # Some generators print progress while they build; stdout may carry a --json document.
-    with contextlib.redirect_stdout(sys.stderr):
+    # Some generators print while they build (and codeio's snippets while they run): a
+    # library must not write to its user's terminal, and stdout may carry a --json document.
+    with quiet_output(_LOG):
         return ds_cls(config=config)
 
 
@@ -198,7 +200,8 @@ class RGDomain:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key]
-        item = self.dataset(difficulty)[index]
+        with quiet_output(_LOG):  # items are generated lazily, and some generators print
+            item = self.dataset(difficulty)[index]
         with self._lock:
             self._entries[key] = item
             while len(self._entries) > 256:
@@ -249,7 +252,8 @@ class RGDomain:
                                               "task (non-deterministic generator?)"),
                          verifier_version=self.id)
         scorer = scorer_for(self.rg_name, self.dataset(task.difficulty))
-        return hardened_score(scorer, item, answer, str(task.hidden["answer"]), self.id)
+        with quiet_output(_LOG):
+            return hardened_score(scorer, item, answer, str(task.hidden["answer"]), self.id)
 
     def probes(self, task: Task) -> dict[str, str]:
         from ._restate import restate_probes
