@@ -95,8 +95,7 @@ class ImageStore:
     """A folder of PNGs named by the sha256 of their bytes; each image is written once."""
 
     def __init__(self, root: str | Path):
-        self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root = Path(root)  # created by the first put: a text-only run leaves no folder
 
     def path(self, digest: str) -> Path:
         return self.root / f"{digest}.png"
@@ -114,6 +113,7 @@ class ImageStore:
         digest = hashlib.sha256(raw).hexdigest()
         path = self.path(digest)
         if not path.exists():  # content-addressed: an existing file already holds these bytes
+            self.root.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".tmp{os.getpid()}")
             tmp.write_bytes(raw)
             os.replace(tmp, path)

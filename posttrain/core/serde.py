@@ -3,7 +3,9 @@
 ``to_dict(record)`` gives plain JSON types (tuples become lists); ``from_dict(cls, data)``
 rebuilds the frozen record, nested records included. ``from_dict(cls, to_dict(x)) == x``
 for every record in :mod:`posttrain.core.types` (tested), so a Task or a Trajectory can be
-written to JSONL, sent across processes, and read back unchanged.
+written to JSONL, sent across processes, and read back unchanged. ``dumps(x, images=store)``
+writes each image once into an :class:`~posttrain.core.images.ImageStore` and references it
+by hash; ``loads(cls, line, images=store)`` restores it bit for bit.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import typing
 from typing import Any, TypeVar
 
 from .errors import ErrorInfo
+from .images import ImageStore, externalize, internalize
 from .types import Completion, Observation, Score, StepResult, Task, Trajectory, TrajectoryGroup, Turn
 
 T = TypeVar("T")
@@ -73,10 +76,14 @@ def from_dict(cls: type[T], data: dict[str, Any]) -> T:
     return cls(**kwargs)
 
 
-def dumps(record: Any) -> str:
-    """One-line JSON of a record."""
-    return json.dumps(to_dict(record), sort_keys=True)
+def dumps(record: Any, images: ImageStore | None = None) -> str:
+    """One-line JSON of a record; with ``images``, each image is stored there once and the
+    line holds its ``sha256:`` reference (:mod:`posttrain.core.images`)."""
+    data = to_dict(record)
+    return json.dumps(externalize(data, images) if images is not None else data, sort_keys=True)
 
 
-def loads(cls: type[T], text: str) -> T:
-    return from_dict(cls, json.loads(text))
+def loads(cls: type[T], text: str, images: ImageStore | None = None) -> T:
+    """The record of a :func:`dumps` line (``images``: the store its references point into)."""
+    data = json.loads(text)
+    return from_dict(cls, internalize(data, images) if images is not None else data)

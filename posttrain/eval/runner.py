@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from posttrain.core.errors import ConfigError
+from posttrain.core.images import ImageStore, internalize
 from posttrain.core.serde import from_dict
 from posttrain.core.types import Task, Trajectory, TrajectoryGroup
 from posttrain.inference.base import InferenceBackend, SamplingParams
@@ -79,11 +80,12 @@ def load_reusable_groups(path: str | Path, policy_version: int | None = None
     weights must never stand in for the model under evaluation.
     """
     out: dict[str, list[Trajectory]] = {}
+    images = ImageStore(Path(path).parent / "images")  # where a run stored the groups' images
     with Path(path).open() as f:
         for line in f:
             if not line.strip():
                 continue
-            g = from_dict(TrajectoryGroup, json.loads(line))
+            g = from_dict(TrajectoryGroup, internalize(json.loads(line), images))
             if policy_version is not None and g.policy_version != policy_version:
                 continue
             out.setdefault(g.task.key, []).extend(g.trajectories)

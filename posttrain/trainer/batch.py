@@ -58,6 +58,9 @@ class PolicyBatch:
     global_num_tokens: float | None = None
     global_num_samples: float | None = None
     stats: Mapping[str, float] = field(default_factory=dict)
+    # Per row, the base64 PNGs its prompt showed (None: a text-only batch); the trainer's
+    # forward rebuilds the pixel inputs from them (trainer/logprobs.py).
+    images: tuple[tuple[str, ...], ...] | None = None
 
     @property
     def num_rows(self) -> int:
@@ -80,6 +83,7 @@ class Segment:
     action_mask: tuple[bool, ...]
     behaviour_logprobs: tuple[float, ...]
     policy_version: int
+    images: tuple[str, ...] = ()  # the row's base64 PNGs, in prompt order (vision models)
 
 
 def trajectory_segments(traj: Trajectory) -> list[Segment]:
@@ -89,12 +93,14 @@ def trajectory_segments(traj: Trajectory) -> list[Segment]:
     mask: list[bool] = []
     lps: list[float] = []
     version: int | None = None
+    images: tuple[str, ...] = ()  # a later prompt of a row extends it, so it shows every image
     for turn in traj.turns:
         act = turn.action
         prompt = list(act.prompt_token_ids)
         if ids and prompt[: len(ids)] != ids:
-            segments.append(Segment(tuple(ids), tuple(mask), tuple(lps), int(version or 0)))
+            segments.append(Segment(tuple(ids), tuple(mask), tuple(lps), int(version or 0), images))
             ids, mask, lps, version = [], [], [], None
+        images = tuple(act.prompt_images)
         observation = prompt[len(ids):]
         ids += observation
         mask += [False] * len(observation)
@@ -104,7 +110,7 @@ def trajectory_segments(traj: Trajectory) -> list[Segment]:
         lps += [float(x) for x in act.logprobs_T]
         version = act.policy_version if version is None else min(version, act.policy_version)
     if ids:
-        segments.append(Segment(tuple(ids), tuple(mask), tuple(lps), int(version or 0)))
+        segments.append(Segment(tuple(ids), tuple(mask), tuple(lps), int(version or 0), images))
     return segments
 
 
@@ -191,8 +197,10 @@ def build_policy_batch(groups: Sequence[TrajectoryGroup],
         "batch/action_tokens": float(tensors["action_mask"].sum()),
         "batch/dropped_first_tokens": float(sum(s.action_mask[0] for s in rows.segments)),
     })
+    images = tuple(s.images for s in rows.segments)
     return PolicyBatch(
         **tensors,
+        images=images if any(images) else None,
         advantages=torch.tensor(rows.advantages, dtype=torch.float32),
         group_ids=torch.tensor(rows.group_ids, dtype=torch.long),
         sample_ids=torch.tensor(rows.sample_ids, dtype=torch.long),
@@ -228,6 +236,8 @@ def select_rows(batch: PolicyBatch, rows: torch.Tensor) -> PolicyBatch:
         value = getattr(batch, f.name)
         if isinstance(value, torch.Tensor):
             changes[f.name] = value.index_select(0, rows)
+    if getattr(batch, "images", None) is not None:
+        changes["images"] = tuple(batch.images[i] for i in rows.tolist())
     return dataclasses.replace(batch, **changes)
 
 

@@ -29,7 +29,18 @@ DEFAULT_CHUNK_ELEMS = 1 << 24  # 16M logits (64 MiB in float32) per chunk
 
 
 def forward_logits(model: Any, batch: Any) -> torch.Tensor:
-    """The model's next-token logits ``[B, L, V]`` for a right-padded batch."""
+    """The model's next-token logits ``[B, L, V]`` for a right-padded batch.
+
+    A batch with ``images`` (rows of a vision-language prompt) gets the pixel inputs the
+    sampler saw (:func:`posttrain.inference.vlm.vision_forward_kwargs`) and no explicit
+    positions: a VLM derives them itself (multimodal RoPE), right padding keeps them equal."""
+    images = getattr(batch, "images", None)
+    if images is not None and any(images):
+        from posttrain.inference.vlm import vision_forward_kwargs
+
+        out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                    use_cache=False, **vision_forward_kwargs(model, images))
+        return out.logits
     out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                 position_ids=batch.position_ids, use_cache=False)
     return out.logits

@@ -15,6 +15,7 @@ This is what ``posttrain quickstart`` and ``posttrain train CONFIG`` run. The ru
   that sampled RL and both evaluations) and ``wall_s`` per phase;
 - ``groups.jsonl``: every verified RL group (one TrajectoryGroup per line, plus ``step``:
   the step index that trained on it), for ``posttrain audit`` and ``eval --reuse-groups``;
+  the images the episodes saw are stored once in ``images/<sha256>.png`` and referenced by hash;
 - ``tasks.jsonl`` (async loop): each scheduled task's outcome; with
   ``async_rl.work_store: sqlite`` instead ``work.sqlite``: the jobs, their results and the
   outcomes (``trainer/store_pool.py``), acknowledged after each checkpoint;
@@ -40,7 +41,7 @@ import json
 import os
 import sqlite3
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -48,6 +49,7 @@ import yaml
 
 from posttrain.core.config import RunConfig, config_hash
 from posttrain.core.errors import SchedulerError
+from posttrain.core.images import ImageStore, externalize
 from posttrain.core.serde import to_dict
 from posttrain.eval.tracking import MetricsWriter
 from posttrain.inference.base import InferenceBackend
@@ -56,7 +58,7 @@ from posttrain.scheduler.store import WorkStore
 from posttrain.trainer.checkpoint import (CheckpointError, checkpoint_path, list_checkpoints,
                                          load_checkpoint, load_reference, prune_checkpoints,
                                          save_checkpoint, save_reference)
-from posttrain.trainer.engines import make_rollout_backend, probe_backend
+from posttrain.trainer.engines import close_backend, make_rollout_backend, probe_backend
 from posttrain.trainer.heldout import heldout_accuracy
 from posttrain.trainer.lora import save_policy
 from posttrain.trainer.optim import optimizer_from_config
@@ -153,12 +155,14 @@ def _truncate_groups(path: Path, last_step: int) -> None:
 def _group_keeper(stream: Any, groups_file: Any, first_step: int):
     """The RL loops' ``on_groups``: feed the curriculum, append each group with its ``step``."""
     step = [first_step]  # on_groups comes once per step, in step order
+    images = ImageStore(Path(groups_file.name).parent / "images")
 
     def keep_groups(groups: list) -> None:
         if hasattr(stream, "update"):  # the curriculum learns from every verified group
             stream.update(groups)
-        groups_file.write("".join(json.dumps({**to_dict(g), "step": step[0]}, sort_keys=True) + "\n"
-                                  for g in groups))
+        # Images are stored once in images/ and referenced by sha256 (core/images.py).
+        groups_file.write("".join(json.dumps({**externalize(to_dict(g), images), "step": step[0]},
+                                             sort_keys=True) + "\n" for g in groups))
         groups_file.flush()  # before the step's checkpoint: a kill must not lose them
         step[0] += 1
 
@@ -246,7 +250,8 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
     if found:
         _truncate_metrics(out / "metrics.jsonl", cfg.sft.steps + found[-1][0])
         _truncate_groups(out / "groups.jsonl", found[-1][0])
-    with _run_pool(cfg), MetricsWriter(out) as writer, RunProgress(cfg, enabled=show_progress) as bar:
+    with _run_pool(cfg), MetricsWriter(out) as writer, RunProgress(cfg, enabled=show_progress) as bar, \
+            ExitStack() as engines:
         with _timed(wall, "model"):
             model, tokenizer = load_policy(cfg)
         pad_id = pad_id_of(tokenizer)
@@ -256,6 +261,7 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
                         progress=bar.advance("sft"))
         with _timed(wall, "engine"):  # vLLM: save the policy folder, start the engine
             backend = make_rollout_backend(cfg, model, tokenizer, out)
+            engines.callback(close_backend, backend)  # vLLM: shut the engine down, even on error
         summary["inference_backend"] = cfg.inference.backend
         stream = make_stream(cfg.domains, cfg.seed, cfg.curriculum, cfg.rl.prompts_per_step)
         optimizer, schedule = optimizer_from_config(model, cfg.rl)

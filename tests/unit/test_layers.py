@@ -10,13 +10,13 @@ ROOT = Path(__file__).resolve().parents[2] / "posttrain"
 LAYER = {
     "core": 0, "sandbox": 1, "inference": 1, "verifiers": 2, "tools": 2, "envs": 3,
     "domains": 3, "rollout": 4, "scheduler": 5, "trainer": 6, "eval": 6, "models": 6,
-    "distributed": 7, "serve": 7, "foundation": 7, "cli": 8,
+    "distributed": 7, "serve": 7, "foundation": 7, "cli": 8, "vision": 6,
 }
 # Same-layer imports that DESIGN.md allows explicitly.
 ALLOWED = {("domains", "envs"), ("domains", "tools"), ("verifiers", "sandbox"),
            ("tools", "sandbox"), ("envs", "sandbox"), ("envs", "tools"), ("envs", "verifiers"),
            ("domains", "verifiers"), ("eval", "models"), ("trainer", "models"),
-           ("trainer", "eval")}
+           ("trainer", "eval"), ("vision", "models")}
 FORBIDDEN = {("eval", "trainer"), ("models", "trainer"), ("models", "eval")}
 
 
