@@ -8,8 +8,14 @@ per task with the given backend through :func:`posttrain.rollout.run_groups` (th
 rates, counted apart). A curriculum uses it to start where the model is learnable
 (pass rate strictly between 0 and 1).
 
-What it does not do: multi-turn domains (tool or sandbox episodes need the agent loop; they
-are listed as skipped), or confidence intervals (see :mod:`posttrain.eval`).
+:func:`profile` measures what the catalogue shows of one domain without a model: the
+reference solver's pass rate per level (the same scripted episode as the conformance check,
+so multi-turn domains too), the verifier's component names, the hidden keys and the domain's
+own probe names. :func:`difficulty_flags` (re-exported) flags levels that are not monotone or
+a saturated level 1.
+
+What it does not do: run a model on multi-turn domains (tool or sandbox episodes need the
+agent loop; they are listed as skipped), or confidence intervals (see :mod:`posttrain.eval`).
 """
 
 from __future__ import annotations
@@ -21,7 +27,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from posttrain.domains import get_domain, sample_task
+from posttrain.domains.calibration import difficulty_flags
 from posttrain.inference.base import SamplingParams
+
+__all__ = ["calibrate", "difficulty_flags", "plot_heatmap", "profile", "write_outputs"]
 
 PASS = 1.0 - 1e-9
 
@@ -49,10 +58,48 @@ def calibrate(backend: Any, domain_ids: Sequence[str], *, n_tasks: int = 16, sam
             for k in range(0, len(tasks), batch_tasks):
                 groups += run_groups(backend, tasks[k:k + batch_tasks], params)
             cells[dom.id][str(d)] = _cell_stats(groups)
+    flags = {did: f for did, c in cells.items() if "skipped" not in c and (f := difficulty_flags(c))}
     return {"policy_version": int(getattr(backend, "policy_version", 0)),
             "params": {"n_tasks": n_tasks, "samples": samples, "temperature": temperature,
                        "max_new_tokens": max_new_tokens, "seed": seed},
-            "domains": cells, "wall_s": round(time.perf_counter() - t0, 3)}
+            "domains": cells, "flags": flags, "wall_s": round(time.perf_counter() - t0, 3)}
+
+
+def profile(dom: Any, *, n_tasks: int = 4, seed: int = 1_000_000) -> dict[str, Any]:
+    """The model-free part of a domain's catalogue entry (see the module docstring).
+
+    Per level, ``n_tasks`` tasks (seeds ``seed ..``) are played by the reference through the
+    env; a Score with an error counts in ``errors``, not as a fail. Component, hidden and
+    probe names are the union over the tasks seen. Never raises for a broken domain: the
+    failure is recorded under ``error``.
+    """
+    from posttrain.rollout.scripted import replay_score
+
+    components: set[str] = set()
+    hidden: set[str] = set()
+    probes: set[str] = set()
+    reference: dict[str, Any] = {}
+    try:
+        for d in dom.difficulties:
+            scores = []
+            for i in range(n_tasks):
+                task = sample_task(dom, seed + i, d)
+                hidden |= set(task.hidden) if isinstance(task.hidden, dict) else set()
+                if i == 0:
+                    probes |= set(dict(dom.probes(task)))
+                ref_actions = getattr(dom, "reference_actions", None)
+                actions = list(ref_actions(task)) if callable(ref_actions) else [dom.solve(task)]
+                score = replay_score(dom, task, actions)
+                components |= set(score.components)
+                scores.append(score)
+            usable = [s.value for s in scores if s.error is None]
+            reference[str(d)] = {
+                "pass_rate": sum(v >= PASS for v in usable) / len(usable) if usable else None,
+                "n_samples": len(scores), "errors": len(scores) - len(usable)}
+    except Exception as exc:  # a broken domain is reported in the catalogue, not a crash
+        return {"error": f"{type(exc).__name__}: {exc}"[:300], "reference": reference}
+    return {"verifier_components": sorted(components), "hidden": sorted(hidden),
+            "probes": sorted(probes), "reference": reference}
 
 
 def _cell_stats(groups: Sequence[Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ domain prints go to stderr):
 - ``check [IDS...] | --all --json`` → ``[{id, ok, failures, warnings, timings}]``, exit 1
   when any domain fails;
 - ``calibrate --model PATH --out DIR`` → ``DIR/calibration.json`` and ``calibration.png``;
+- ``catalogue [--check]`` → ``docs/catalogue.md`` (see :mod:`posttrain.cli.catalogue_cmd`);
 - ``build-pool repos`` → fetches, verifies and validates the real repository tier's pool.
 
 An unknown id prints the registry's "did you mean" message and exits 2, without a traceback.
@@ -40,7 +41,10 @@ from posttrain.domains import (
 from posttrain.domains.base import TIERS
 from posttrain.rollout.conformance import CheckReport, check_domains
 
+from .catalogue_cmd import catalogue_cmd
+
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+app.command("catalogue")(catalogue_cmd)
 err = Console(stderr=True, soft_wrap=True)
 
 
@@ -266,9 +270,11 @@ def calibrate_cmd(
     levels = sorted({int(d) for c in result["domains"].values() for d in c if d.isdigit()})
     for d in levels:
         table.add_column(f"d{d}", justify="right")
+    table.add_column("flags")  # levels that are not monotone, a saturated level 1
     for did, cells in result["domains"].items():
         vals = [cells.get(str(d), {}).get("pass_rate") for d in levels]
-        table.add_row(did, *["-" if v is None else f"{v:.2f}" for v in vals])
+        table.add_row(did, *["-" if v is None else f"{v:.2f}" for v in vals],
+                      "; ".join(result.get("flags", {}).get(did, [])))
     Console().print(table)
     err.print(f"wrote {paths['json']} and {paths['png']}")
 
