@@ -91,6 +91,21 @@ def attach_images(messages: Sequence[Mapping[str, Any]], images: Sequence[str]) 
     return out
 
 
+def image_ref(png_b64: str) -> str:
+    """``"sha256:<hex>"`` of a base64 PNG's bytes: its name in any :class:`ImageStore`."""
+    return REF_PREFIX + hashlib.sha256(base64.b64decode(png_b64)).hexdigest()
+
+
+def trajectory_images(trajectory: Any) -> tuple[str, ...]:
+    """Every distinct image an episode's observations showed, in the order they came."""
+    seen: dict[str, None] = {}
+    for turn in trajectory.turns:
+        obs = turn.observation
+        for img in (*obs.images, *prompt_images(obs.messages)):
+            seen.setdefault(img, None)
+    return tuple(seen)
+
+
 class ImageStore:
     """A folder of PNGs named by the sha256 of their bytes; each image is written once."""
 

@@ -159,11 +159,30 @@ def render_eval_report(eval_dir: str | Path) -> Path:
     if audit is not None:
         sections.append(H.section("Audit queue", audit_section(audit), "audit"))
     data = {"results": results, "compare": compare, "audit": audit}
+    thumbs = _thumbnails(d)
+    if thumbs is not None:  # visual episodes: what the policy saw
+        sections.append(thumbs[1])
+        data["thumbnails"] = thumbs[0]
     page = H.page(f"Evaluation: {results['meta'].get('model', d.name)}", _subtitle(results),
                   sections, H.clean(data))
     out = d / "report.html"
     out.write_text(page)
     return out
+
+
+def _thumbnails(d: Path) -> tuple[list, str] | None:
+    """``(thumbnails.json document, section)`` of an evaluation whose samples saw images."""
+    from .samples import read_samples
+    from .thumbnails import thumbnails_data, thumbnails_section
+
+    if not (d / "samples.jsonl").is_file():
+        return None
+    data = thumbnails_data(read_samples(d / "samples.jsonl"))
+    section = thumbnails_section(data, d / "images")
+    if section is None:
+        return None
+    (d / "thumbnails.json").write_text(json.dumps(data, indent=1))
+    return data, section
 
 
 def render_run_report(run_dir: str | Path) -> Path:

@@ -6,6 +6,7 @@ env: the one engine, with infrastructure retries resumed from episode checkpoint
 into layers, and writes to ``out_dir``:
 
 - ``samples.jsonl``   one :class:`~posttrain.eval.samples.SampleRecord` per sample;
+- ``images/``         each image a visual episode saw, once (``<sha256>.png``);
 - ``regression_set.json``  the exact items (so a later ``compare`` can pair them);
 - ``results.json``    meta (model, weights id, sampling, ks) + per-domain and overall
   summaries (:mod:`posttrain.eval.aggregate`);
@@ -113,7 +114,7 @@ def _generate(backend: InferenceBackend, tasks: list[Task], dom: Any, spec: Eval
 def collect_records(backend: InferenceBackend, domains: Mapping[str, Any], rset: RegressionSet,
                     spec: EvalSpec, reuse: Mapping[str, list[Trajectory]] | None = None,
                     rollout: RolloutFn | None = None, limits: EpisodeLimits | None = None,
-                    ) -> tuple[list[SampleRecord], dict]:
+                    images: ImageStore | None = None) -> tuple[list[SampleRecord], dict]:
     """Generate (or reuse) ``spec.n`` samples per item and classify them."""
     spec.check()
     records: list[SampleRecord] = []
@@ -137,7 +138,7 @@ def collect_records(backend: InferenceBackend, domains: Mapping[str, Any], rset:
                 trajs[t.key] = ts
         lh = is_long_horizon(dom)
         for t in tasks:
-            records.extend(record_from_trajectory(tr, i, spec.threshold, lh)
+            records.extend(record_from_trajectory(tr, i, spec.threshold, lh, images)
                            for i, tr in enumerate(trajs[t.key]))
     return records, stats
 
@@ -151,7 +152,8 @@ def evaluate(backend: InferenceBackend, domains: Mapping[str, Any], rset: Regres
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    records, stats = collect_records(backend, domains, rset, spec, reuse, rollout, limits)
+    records, stats = collect_records(backend, domains, rset, spec, reuse, rollout, limits,
+                                     images=ImageStore(out / "images"))
     write_samples(out / "samples.jsonl", records)
     rset.save(out / "regression_set.json")
     results = {"schema": SCHEMA,

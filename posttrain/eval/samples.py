@@ -17,6 +17,7 @@ from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
+from posttrain.core.images import ImageStore, image_ref, trajectory_images
 from posttrain.core.types import Trajectory
 
 from .layers import classify
@@ -46,6 +47,7 @@ class SampleRecord(BaseModel):
     answer: str = ""
     reason: str = ""
     resumed: bool = False  # the episode went on from a checkpoint after an interruption
+    images: list[str] = []  # "sha256:<hex>" of each image the episode saw (files in images/)
 
 
 def wall_time(traj: Trajectory) -> float:
@@ -58,9 +60,12 @@ def wall_time(traj: Trajectory) -> float:
 
 
 def record_from_trajectory(traj: Trajectory, sample: int, threshold: float = 1.0,
-                           long_horizon: bool = False) -> SampleRecord:
-    """Classify one trajectory into a :class:`SampleRecord`."""
+                           long_horizon: bool = False, images: ImageStore | None = None) -> SampleRecord:
+    """Classify one trajectory into a :class:`SampleRecord` (``images``: where the images it
+    saw are stored, once each, for the report's thumbnails)."""
     out = classify(traj, threshold=threshold, long_horizon=long_horizon)
+    seen = trajectory_images(traj)
+    refs = [images.put(i) for i in seen] if images is not None else [image_ref(i) for i in seen]
     answer = traj.turns[-1].action.text if traj.turns else ""
     return SampleRecord(
         item=traj.task.key, domain=traj.task.domain, difficulty=traj.task.difficulty,
@@ -70,7 +75,7 @@ def record_from_trajectory(traj: Trajectory, sample: int, threshold: float = 1.0
         wall_s=wall_time(traj), stop_reason=traj.stop_reason,
         policy_version=max(traj.policy_versions, default=0), answer=answer[:ANSWER_CAP],
         reason=(traj.score.reason if traj.score is not None else "")[:500],
-        resumed=bool((traj.timings or {}).get("checkpoint_resumed")),
+        resumed=bool((traj.timings or {}).get("checkpoint_resumed")), images=refs,
     )
 
 

@@ -179,21 +179,20 @@ class VLMBackend:
     def generate(self, prompts: Sequence[Sequence[Message]],
                  params: SamplingParams) -> list[list[Completion]]:
         check_sampling_params(params)
-        if not prompts:
-            return []
-        tools_P = params.prompt_tools if params.prompt_tools is not None else [params.tools] * len(prompts)
-        caps = params.prompt_max_new_tokens
-        if len(tools_P) != len(prompts) or (caps is not None and len(caps) != len(prompts)):
-            raise InferenceError(f"per-prompt tools/caps do not match {len(prompts)} prompts")
-        gens = generators(params, len(prompts) * params.n, self.device)
+        P = len(prompts)
+        tools_P = params.prompt_tools or (params.tools,) * P
+        caps_P = params.prompt_max_new_tokens or (params.max_new_tokens,) * P
+        if len(tools_P) != P or len(caps_P) != P:
+            raise InferenceError(f"{len(tools_P)} tool lists and {len(caps_P)} token caps "
+                                 f"for {P} prompts")
+        gens = generators(params, P * params.n, self.device) if P else None
         was_training = self.model.training
         self.model.eval()
         try:
             with torch.inference_mode():
                 out = []
-                for p, (msgs, tools) in enumerate(zip(prompts, tools_P)):
+                for p, (msgs, tools, cap) in enumerate(zip(prompts, tools_P, caps_P)):
                     ids, images, pixels = self.render(msgs, tools)
-                    cap = params.max_new_tokens if caps is None else caps[p]
                     rows = gens if isinstance(gens, torch.Generator) else gens[p * params.n:(p + 1) * params.n]
                     out.append(self._sample(ids, images, pixels, params, cap, rows))
                 return out
