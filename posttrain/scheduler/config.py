@@ -94,6 +94,10 @@ class CurriculumConfig(_Strict):
     skip_zero_var_above: float = Field(0.9, gt=0.0, le=1.0,
                                        description="predicted P(all-equal group) above which a cell is skipped")
     learnable_band: tuple[float, float] = (0.1, 0.9)
+    measured_prior: bool = Field(False, description="start from the committed measured pass rates "
+                                 "(posttrain/domains/calibration.json): cell priors and first levels")
+    measured_prior_samples: float = Field(8.0, ge=0.0, description="pseudo-samples a measured pass "
+                                          "rate is worth (they decay like observed samples)")
     stages: dict[str, StageSpec] = Field(default_factory=_default_stages)
     family_stage: dict[str, str] = Field(default_factory=lambda: {
         "instructions": "foundation", "tools": "tools", "long_horizon": "long_horizon"})

@@ -18,6 +18,12 @@ group's rewards back in. The rules (details and numbers in ``docs/scheduler.md``
   Priorities order the cells a call returns (higher first); they do not change amounts.
 - **Stages.** Each domain belongs to a stage (foundation, tools, domain, long_horizon) with a
   step schedule of weights and its own bias towards easier active levels.
+- **Measured prior** (``measured_prior``, or a ``prior`` mapping passed in). A measured pass
+  rate ``p`` of a cell (``posttrain domains calibrate``/``catalogue``, committed in
+  ``posttrain/domains/calibration.json``) starts that cell's statistics at
+  ``measured_prior_samples`` pseudo-samples (``p`` of them passes), which decay like observed
+  ones; a domain's first frontier is its lowest level measured below ``promote_at`` (levels
+  measured as saturated are skipped). Cells without a figure keep the flat prior.
 
 Guarantees: a draw costs O(n log cells) (a cached CDF and a binary search); an update is
 O(G) and only marks the CDF stale, rebuilt once per ``next_cells`` in vectorised numpy.
@@ -57,7 +63,8 @@ class CurriculumDomain:
 class Curriculum:
     """Sampler of (domain, difficulty) cells from live per-cell statistics."""
 
-    def __init__(self, domains: Iterable[Any], config: CurriculumConfig | dict | None = None):
+    def __init__(self, domains: Iterable[Any], config: CurriculumConfig | dict | None = None,
+                 prior: dict[Cell, float] | None = None):
         self.config = cfg = curriculum_config(config)
         doms = [CurriculumDomain(d.id, d.family, tuple(sorted(d.difficulties))) for d in domains]
         ids = [d.id for d in doms]
@@ -71,6 +78,10 @@ class Curriculum:
         self.stats = CellStats(len(self.cells), group_size=cfg.group_size,
                                success_threshold=cfg.success_threshold, prior_alpha=cfg.prior_alpha,
                                prior_beta=cfg.prior_beta, decay=cfg.decay)
+        if prior is None and cfg.measured_prior:
+            prior = _measured_prior(doms)
+        if prior:
+            self._apply_prior(prior)
         self.rng = np.random.Generator(np.random.PCG64(cfg.seed))
         self.step = 0
         self.counters = dict(decisions=0, learnable_decisions=0, pzv_sum=0.0, groups=0,
@@ -100,6 +111,24 @@ class Curriculum:
         self.decided = np.zeros(len(doms), dtype=np.int64)
         self._ordered = bool(np.any(self.priority != self.priority[0]))
         self._struct: tuple[int, np.ndarray, np.ndarray] | None = None
+
+    def _apply_prior(self, prior: dict[Cell, float]) -> None:
+        """Seed cell statistics and first frontiers from measured pass rates (see the docstring)."""
+        w = self.config.measured_prior_samples
+        for cell, p in prior.items():
+            i = self._index.get((cell[0], int(cell[1])))
+            if i is None:
+                continue
+            if not 0.0 <= p <= 1.0:
+                raise ConfigError(f"measured prior of {cell}: pass rate {p!r} is outside [0, 1]")
+            self.stats.s_eff[i], self.stats.f_eff[i] = w * p, w * (1.0 - p)
+        self.stats.load_state_dict(self.stats.state_dict())  # recompute the derived vectors
+        for j, dom in enumerate(self.domains):
+            k = 0
+            while (k < len(dom.difficulties) - 1
+                   and prior.get((dom.id, dom.difficulties[k]), 0.0) >= self.config.promote_at):
+                k += 1
+            self.frontier[j] = k
 
     # ------------------------------------------------------------------ weights
     def _active_mask(self) -> tuple[np.ndarray, np.ndarray]:
@@ -320,6 +349,14 @@ class Curriculum:
         self.events = deque(state["events"], maxlen=1000)
         self.rng.bit_generator.state = state["rng"]
         self._dirty = True
+
+
+def _measured_prior(doms: Sequence[CurriculumDomain]) -> dict[Cell, float]:
+    """The committed measured pass rates (the built-in model's) of these domains' cells."""
+    from posttrain.domains.calibration import level_prior
+
+    return {(d.id, lvl): p for d in doms for lvl, p in level_prior(d.id).items()
+            if lvl in d.difficulties}
 
 
 def _cap_shares(share: np.ndarray, cap: np.ndarray, eligible: np.ndarray) -> np.ndarray:
