@@ -28,6 +28,7 @@ _GROUPS = [
     ("posttrain.cli.models_cmd", "models", "Foundation and post-trained versions: list, promote, roll back."),
     ("posttrain.cli.serve_cmd", None, ""),
     ("posttrain.cli.foundation_cmd", "foundation", "Build a foundation model from a recipe; verify a built one."),
+    ("posttrain.cli.plugins_cmd", "plugins", "List every pluggable kind's registered ids (built-in and plugins)."),
 ]
 
 

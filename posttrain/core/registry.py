@@ -8,6 +8,13 @@ Third-party packages register objects through an entry-point group (``posttrain.
 for domains): each entry point names a module or a callable; loading it is enough for its
 decorators to run. Discovery runs once, lazily, the first time the registry is listed or
 an id is missed.
+
+This is the one extension mechanism of the project (DESIGN.md §8): every pluggable kind —
+domains, algorithms, losses, advantage estimators, behaviour corrections, producer pools,
+inference backends, sandbox backends, reward sources, tools — is a :class:`Registry` with
+its own entry-point group, and ``posttrain plugins list`` lists them all.
+:meth:`Registry.add_lazy` registers an object by ``"module:attribute"`` so that a kind whose
+objects need heavy imports (torch, vllm) can be listed and validated without importing them.
 """
 
 from __future__ import annotations
@@ -16,12 +23,17 @@ import difflib
 import re
 import threading
 from importlib import metadata
+import importlib
+from collections.abc import Mapping
 from typing import Callable, Generic, Iterator, TypeVar
 
 from .errors import RegistryError
 
 T = TypeVar("T")
 
+# Depth of entry-point loading in this thread: whatever a plugin module registers while it is
+# loaded is a plugin id, in every registry (one module may extend several kinds at once).
+_loading = threading.local()
 _VERSIONED = re.compile(r"^(?P<base>[a-z0-9_][a-z0-9_.\-]*?)-v(?P<ver>\d+)$")
 
 
@@ -33,6 +45,22 @@ def split_id(item_id: str) -> tuple[str, int]:
             f"id {item_id!r} is not versioned: expected lowercase 'family.name-vN', e.g. 'math.add-v1'"
         )
     return m.group("base"), int(m.group("ver"))
+
+
+class _Lazy:
+    """A registered object named by ``"module:attribute"``, imported on first ``get``."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: str):
+        self.target = target
+
+    def load(self) -> object:
+        module, _, attr = self.target.partition(":")
+        obj: object = importlib.import_module(module)
+        for part in attr.split(".") if attr else ():
+            obj = getattr(obj, part)
+        return obj
 
 
 class Registry(Generic[T]):
@@ -57,7 +85,23 @@ class Registry(Generic[T]):
             if item_id in self._items and not replace and self._items[item_id] is not obj:
                 raise RegistryError(f"{self.kind} {item_id!r} is already registered")
             self._items[item_id] = obj
+            if getattr(_loading, "depth", 0):
+                self.plugin_ids.add(item_id)
         return obj
+
+    def add_lazy(self, item_id: str, target: str, *, replace: bool = False) -> None:
+        """Register ``"module:attribute"`` under ``item_id`` without importing it; ``get``
+        imports it the first time (an import error then names the id and the target)."""
+        if ":" not in target:
+            raise RegistryError(f"lazy {self.kind} {item_id!r}: target {target!r} is not 'module:attribute'")
+        self.add(item_id, _Lazy(target), replace=replace)  # type: ignore[arg-type]
+
+    def target(self, item_id: str) -> str:
+        """Where an object comes from: ``"module:attribute"`` (lazy) or its own module."""
+        obj = self._items[self.resolve(item_id)]
+        if isinstance(obj, _Lazy):
+            return obj.target
+        return f"{getattr(obj, '__module__', type(obj).__module__)}:{getattr(obj, '__qualname__', type(obj).__qualname__)}"
 
     def register(self, item_id: str, *, replace: bool = False) -> Callable[[T], T]:
         """Decorator: ``@REGISTRY.register("math.add-v1")``."""
@@ -92,12 +136,15 @@ class Registry(Generic[T]):
             self._discovered = True
             before = set(self._items)
             for ep in metadata.entry_points(group=self.entry_point_group or ""):
+                _loading.depth = getattr(_loading, "depth", 0) + 1
                 try:
                     loaded = ep.load()
                     if callable(loaded) and not isinstance(loaded, type):
                         loaded()
                 except Exception as exc:  # a broken plugin must not break the library
                     self.discovery_errors[ep.name] = f"{type(exc).__name__}: {exc}"
+                finally:
+                    _loading.depth -= 1
             self.plugin_ids |= set(self._items) - before
 
     # lookup -------------------------------------------------------------
@@ -141,4 +188,36 @@ class Registry(Generic[T]):
         raise RegistryError(f"unknown {self.kind} {item_id!r}{hint} ({len(self._items)} registered)")
 
     def get(self, item_id: str) -> T:
-        return self._items[self.resolve(item_id)]
+        key = self.resolve(item_id)
+        obj = self._items[key]
+        if isinstance(obj, _Lazy):
+            with self._lock:
+                obj = self._items[key]
+                if isinstance(obj, _Lazy):
+                    obj = obj.load()
+                    self._items[key] = obj
+        return obj  # type: ignore[return-value]
+
+    def as_mapping(self) -> "RegistryView[T]":
+        """A read-only ``Mapping`` view (``in``, ``[id]``, ``.get(id)`` → None when unknown,
+        ``.values()``), for callers written against a plain dict; plugins included."""
+        return RegistryView(self)
+
+
+class RegistryView(Mapping[str, T]):
+    """Read-only mapping over a :class:`Registry` (ids resolve as in the registry)."""
+
+    def __init__(self, registry: Registry[T]):
+        self.registry = registry
+
+    def __getitem__(self, item_id: str) -> T:
+        try:
+            return self.registry.get(item_id)
+        except RegistryError:
+            raise KeyError(item_id) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.registry.ids())
+
+    def __len__(self) -> int:
+        return len(self.registry.ids())

@@ -15,6 +15,10 @@ never a silent 0; a trajectory that already failed (``error`` set, no turns, no 
 not scored and gets a failure Score naming its own error; values stay in [0, 1] (a reward
 model's logit is squashed with a sigmoid unless ``squash="clip"``).
 
+Sources are built by name from :data:`REWARD_SOURCES` (a
+:class:`~posttrain.core.registry.Registry`, entry-point group ``posttrain.reward_sources``):
+``make_reward_source("sequence_classifier", path=...)``; a package adds its own kind there.
+
 Not done here: running verifiers (the episode engine does, on the env that was stepped).
 """
 
@@ -23,7 +27,8 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-from posttrain.core.errors import ErrorInfo, VerifierError
+from posttrain.core.errors import ErrorInfo, RegistryError, VerifierError
+from posttrain.core.registry import Registry
 from posttrain.core.types import Score, Trajectory
 from posttrain.envs.base import final_answer
 
@@ -146,3 +151,16 @@ def batch_evaluate(trajectories: Sequence[Trajectory],
             scores = [Score.failure(exc, src.name) for _ in trajectories]
         per_source.append(scores)
     return [_combine([ps[i] for ps in per_source], sources) for i in range(len(trajectories))]
+
+
+REWARD_SOURCES: Registry[Any] = Registry("reward_source", entry_point_group="posttrain.reward_sources",
+                                         versioned=False)
+REWARD_SOURCES.add("verifier", EnvScore)
+REWARD_SOURCES.add("sequence_classifier", SequenceClassifierReward.from_pretrained)
+
+
+def make_reward_source(kind: str, **kwargs: Any) -> RewardSource:
+    """The reward source ``kind`` (an id of :data:`REWARD_SOURCES`) built from ``kwargs``."""
+    if kind not in REWARD_SOURCES:
+        raise RegistryError(f"unknown reward source {kind!r}; allowed: {', '.join(REWARD_SOURCES.ids())}")
+    return REWARD_SOURCES.get(kind)(**kwargs)

@@ -10,6 +10,11 @@ Guarantees: ``limits``, ``timeouts`` and ``network`` accept the records or plain
 files. An explicit ``backend="isolated"`` that cannot start raises ``SandboxError``; it never
 silently falls back to the weaker backend.
 
+Backends are a :class:`~posttrain.core.registry.Registry` (:data:`SANDBOX_BACKENDS`, entry-point
+group ``posttrain.sandbox_backends``): a builder ``(*, template, limits, timeouts, network,
+untrusted, proxy_socket) -> Sandbox`` registered under a name; ``"auto"`` is not a backend but
+the choice between the two built-in ones.
+
 Does not: pool sandboxes (see ``SandboxPool``).
 """
 
@@ -21,13 +26,20 @@ import warnings
 from typing import Mapping
 
 from posttrain.core.errors import ConfigError
+from posttrain.core.registry import Registry
 
 from . import bwrap
 from .policy import Limits, NetworkPolicy, Timeouts
 from .template import Template
 
-BACKENDS = ("auto", "isolated", "process")
+SANDBOX_BACKENDS: Registry = Registry("sandbox_backend", entry_point_group="posttrain.sandbox_backends",
+                                      versioned=False)
 _warned = threading.Event()
+
+
+def backend_names() -> tuple[str, ...]:
+    """What ``backend=`` accepts: ``"auto"`` and every registered backend."""
+    return ("auto", *SANDBOX_BACKENDS.ids())
 
 
 class SandboxWarning(UserWarning):
@@ -61,23 +73,33 @@ def _template(template) -> Template:
 
 def make_sandbox(backend: str = "auto", *, template=None, limits=None, timeouts=None,
                  network=None, untrusted: bool = True, proxy_socket: str | None = None):
-    if backend not in BACKENDS:
-        raise ConfigError(f"backend={backend!r}: allowed values are {BACKENDS}")
+    if backend != "auto" and backend not in SANDBOX_BACKENDS:
+        raise ConfigError(f"backend={backend!r}: allowed values are {backend_names()}")
     kwargs = dict(template=_template(template), limits=Limits.from_mapping(limits),
                   timeouts=Timeouts.from_mapping(timeouts),
                   network=NetworkPolicy.from_mapping(network))
     if backend == "auto":
         ok, why = isolated_available()
         backend = "isolated" if ok else "process"
-    if backend == "isolated":
-        from .isolated import IsolatedSandbox
+    return SANDBOX_BACKENDS.get(backend)(untrusted=untrusted, proxy_socket=proxy_socket, **kwargs)
 
-        return IsolatedSandbox(proxy_socket=proxy_socket, **kwargs)
+
+@SANDBOX_BACKENDS.register("isolated")
+def _isolated(*, untrusted: bool, proxy_socket: str | None, **kwargs):
+    """bubblewrap: namespaces, seccomp, rlimits (the security boundary)."""
+    from .isolated import IsolatedSandbox
+
+    return IsolatedSandbox(proxy_socket=proxy_socket, **kwargs)
+
+
+@SANDBOX_BACKENDS.register("process")
+def _process(*, untrusted: bool, proxy_socket: str | None, **kwargs):
+    """rlimits only; NOT a security boundary (warns once for untrusted code)."""
     if untrusted and not _warned.is_set() and not os.environ.get("POSTTRAIN_SANDBOX_QUIET"):
         _warned.set()
         warnings.warn("posttrain sandbox: the process backend (rlimits only) is NOT a security "
                       "boundary; untrusted code run with it can read and change the host",
-                      SandboxWarning, stacklevel=3)
+                      SandboxWarning, stacklevel=4)
     from .process import ProcessSandbox
 
     return ProcessSandbox(**kwargs)

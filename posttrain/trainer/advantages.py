@@ -28,7 +28,8 @@ from posttrain.core.registry import Registry
 from posttrain.core.types import TrajectoryGroup
 
 AdvantageFn = Callable[..., list[list[float]]]
-ADVANTAGES: Registry[AdvantageFn] = Registry("advantage", versioned=False)
+ADVANTAGES: Registry[AdvantageFn] = Registry("advantage", entry_point_group="posttrain.advantages",
+                                             versioned=False)
 
 DEFAULT_EPS = 1e-6
 

@@ -61,7 +61,8 @@ class Correction:
     decoupled: bool
 
 
-CORRECTIONS: Registry[Correction] = Registry("correction", versioned=False)
+CORRECTIONS: Registry[Correction] = Registry("correction", entry_point_group="posttrain.corrections",
+                                             versioned=False)
 
 
 def _register(name: str, decoupled: bool):

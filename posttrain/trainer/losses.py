@@ -42,7 +42,7 @@ from .batch import PolicyBatch
 from .corrections import get_correction, log_ratio, mismatch_metrics, sequence_log_ratio
 
 LossFn = Callable[..., tuple[torch.Tensor, dict[str, float]]]
-LOSSES: Registry[LossFn] = Registry("loss", versioned=False)
+LOSSES: Registry[LossFn] = Registry("loss", entry_point_group="posttrain.losses", versioned=False)
 
 # exp() of a log-ratio beyond this is numerically meaningless; beyond it the gradient is 0.
 _MAX_LOG_RATIO = 20.0

@@ -176,7 +176,8 @@ def next_result(results: "queue.Queue[JobResult]", timeout: float | None) -> Job
         return None
 
 
-POOLS: Registry[Callable[..., ProducerPool]] = Registry("producer_pool", versioned=False)
+POOLS: Registry[Callable[..., ProducerPool]] = Registry("producer_pool", entry_point_group="posttrain.producer_pools",
+                                                      versioned=False)
 
 
 class ThreadProducerPool:
