@@ -177,11 +177,14 @@ def policy_logprobs(model: Any, batch: Any, temperature: float = 1.0, *, share: 
                     with_entropy: bool = True):
     """The trainer's ``(logprobs, entropy)`` of a policy batch, packed when it pays.
 
-    Falls back to the plain forward when ``share`` is off, the model's attention ignores
-    4-D masks, or :func:`plan_packing` finds too little to gain.
+    Falls back to the plain forward when ``share`` is off, the batch has images (a
+    vision-language batch), the model's attention ignores 4-D masks, or :func:`plan_packing`
+    finds too little to gain.
     """
     plan = None
-    if (share and getattr(model.config, "_attn_implementation", None) in MASKED_ATTENTION
+    images = getattr(batch, "images", None)  # pixel inputs go with whole rows: never packed
+    if (share and not (images and any(images))
+            and getattr(model.config, "_attn_implementation", None) in MASKED_ATTENTION
             and layer_windows(model.config) is not None):  # None: attention kinds with no mask here
         plan = plan_packing(batch)
     if plan is None:
