@@ -88,6 +88,8 @@ def serve(
     except PosttrainError as exc:  # e.g. the port is taken
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2)
+    finally:
+        router.close()  # vLLM engines: shut down before the process ends
 
 
 def register(app: typer.Typer) -> None:

@@ -29,7 +29,18 @@ Guarantees:
   Completion is stamped with the version of the weights that sampled all of its tokens;
 - an update must carry every tensor of the model folder's checkpoint (names as saved by
   ``save_pretrained``); one that misses any raises ``InferenceError`` before the engine is
-  touched (vllm's layer-wise reload would leave an unloaded layer empty).
+  touched (vllm's layer-wise reload would leave an unloaded layer empty). A state dict under
+  the model's own names is mapped to the checkpoint's (transformers saves GPT-NeoX's
+  ``lm_head`` as ``embed_out``) and only the checkpoint's tensors are sent (a tied head's
+  second name, ``lm_head.weight`` of Gemma, is not in it);
+- ``close()`` shuts the engine down (the engine core process, when out of process) and lets
+  its worker, model and KV cache be freed; the training pipeline and ``posttrain serve`` call
+  it when they are done;
+- starting an engine leaves the caller's torch thread count and ``torch.set_num_threads`` as
+  they were (vllm's CPU worker replaces the latter with a no-op for the whole process);
+- an in-process eager engine leaves transformers' classes as they were: vllm's Transformers
+  modeling backend (GPT-NeoX) rewrites the transformers model class, which broke the
+  trainer's own instances, and is undone (``_restore_transformers_classes``).
 
 CPU defaults (``vllm.platforms.current_platform.is_cpu()``), each an environment default that
 an explicit setting overrides: the engine core runs in this process
@@ -55,9 +66,12 @@ on disk; large GPU setups should use vllm's NCCL weight transfer), or LoRA adapt
 
 from __future__ import annotations
 
+import gc
 import os
+import shutil
 import tempfile
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -145,16 +159,53 @@ class VLLMBackend:
                 kwargs["enforce_eager"] = enforce_eager
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
-            self.llm = vllm.LLM(**kwargs)
+            with _keep_torch_threads():
+                self.llm = vllm.LLM(**kwargs)
         except Exception as exc:  # engine start-up errors are untyped; name the boundary
             raise InferenceError(f"vllm could not start on {self.model_path!r}: {exc}") from exc
         self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
+        self._in_process = _in_process(self.llm)
+        # vLLM's Transformers modeling backend rewrote transformers' own model class in this
+        # process: undo it when nothing here is compiled (see _restore_transformers_classes).
+        self.restored_classes = (_restore_transformers_classes()
+                                 if self._in_process and kwargs.get("enforce_eager") else [])
         self.checkpoint_names = _checkpoint_names(self.model_path)
         self.policy_version = policy_version
         self._lock = threading.Lock()
         self._session = threading.RLock()  # exclusive(): one job's weights + episodes
-        self._in_process = _in_process(self.llm)
         self._weights_dir: str | None = None  # staging folder for out-of-process updates
+        self._meta_model: Any = None  # the folder's model on the meta device (name mapping)
+
+    def close(self) -> None:
+        """Shut the engine down and let go of it: its engine core (the child process, when it
+        runs out of process) and its worker with the model and KV cache; the staging folder of
+        out-of-process updates is removed. Idempotent; ``generate`` and ``load_weights`` raise
+        :class:`InferenceError` afterwards. Also ``with VLLMBackend(...) as backend:``."""
+        with self._lock:
+            llm, self.llm = self.llm, None
+            if llm is None:
+                return
+            try:
+                llm.llm_engine.engine_core.shutdown()
+            except Exception as exc:  # shutdown errors are untyped; name the boundary
+                raise InferenceError(f"vllm could not shut down its engine: {exc}") from exc
+            finally:
+                del llm
+                gc.collect()  # the worker's tensors are cyclic garbage; free them now
+                if self._weights_dir is not None:
+                    shutil.rmtree(self._weights_dir, ignore_errors=True)
+                    self._weights_dir = None
+
+    def __enter__(self) -> "VLLMBackend":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _engine(self) -> Any:
+        if self.llm is None:
+            raise InferenceError(f"the vllm engine on {self.model_path!r} was closed")
+        return self.llm
 
     def exclusive(self) -> threading.RLock:
         """The engine for one caller across several calls (``with backend.exclusive(): ...``):
@@ -200,7 +251,7 @@ class VLLMBackend:
             except Exception as exc:  # VLLMValidationError is not a ValueError
                 raise InferenceError(f"vllm rejected the sampling params: {exc}") from exc
             try:
-                outputs = self.llm.generate(requests, sampling_params=sampling, use_tqdm=False)
+                outputs = self._engine().generate(requests, sampling_params=sampling, use_tqdm=False)
             except Exception as exc:  # the engine's errors are untyped; name the boundary
                 raise InferenceError(f"vllm generation failed: {exc}") from exc
         return [[_completion(o, ids, version) for o in request.outputs]
@@ -220,11 +271,10 @@ class VLLMBackend:
     def load_weights(self, version: int, weights: Any) -> None:
         """Reload ``weights`` (state dict or module; None: none) in place, reset the cache, set the version."""
         with self._lock:
+            self._engine()
             if weights is not None:
-                state = weights.state_dict() if hasattr(weights, "state_dict") else weights
-                missing = sorted(self.checkpoint_names - set(state))
-                if missing:
-                    raise InferenceError(f"load_weights: {len(missing)} weights missing, e.g. {missing[:3]}")
+                state = self._checkpoint_format(
+                    weights.state_dict() if hasattr(weights, "state_dict") else weights)
                 try:
                     self._reload(state)
                 except Exception as exc:
@@ -234,6 +284,28 @@ class VLLMBackend:
             if not self.llm.reset_prefix_cache():
                 raise InferenceError("vllm refused to reset its prefix cache after a weight update")
             self.policy_version = int(version)
+
+    def _checkpoint_format(self, state: Mapping[str, Any]) -> dict[str, Any]:
+        """``state`` under the names ``save_pretrained`` wrote to the folder, and only those.
+
+        transformers 5 saves some families under legacy names (GPT-NeoX's head
+        ``lm_head`` as ``embed_out``), which are the names the engine loaded; its own
+        ``revert_weight_conversion`` on a meta-device copy of the folder's model gives them.
+        A tied head's second name is dropped: the checkpoint holds it once."""
+        if not self.checkpoint_names <= state.keys():
+            import torch
+            from transformers import AutoConfig, AutoModelForCausalLM
+            from transformers.core_model_loading import revert_weight_conversion
+
+            if self._meta_model is None:
+                config = AutoConfig.from_pretrained(self.model_path, local_files_only=True)
+                with torch.device("meta"):
+                    self._meta_model = AutoModelForCausalLM.from_config(config)
+            state = revert_weight_conversion(self._meta_model, dict(state))
+        missing = sorted(self.checkpoint_names - set(state))
+        if missing:
+            raise InferenceError(f"load_weights: {len(missing)} weights missing, e.g. {missing[:3]}")
+        return {name: state[name] for name in self.checkpoint_names}
 
     def _reload(self, state: Mapping[str, Any]) -> None:
         if self._in_process:  # the worker is in this process: hand it the tensors themselves
@@ -252,6 +324,58 @@ class VLLMBackend:
         os.replace(path + ".tmp", path)
         self.llm.collective_rpc("reload_weights", kwargs={
             "weights_path": self._weights_dir, "is_checkpoint_format": True})
+
+
+@contextmanager
+def _keep_torch_threads():
+    """Keep the caller's torch thread count and ``torch.set_num_threads`` across engine start.
+
+    vllm's CPU worker replaces ``torch.set_num_threads`` with a no-op for the whole process
+    (it guards the OpenMP binding of its own threads); with the in-process engine that would
+    freeze the trainer's thread setting too. The engine runs its forward passes in the
+    caller's intra-op pool, so it then uses the caller's count."""
+    import torch
+
+    setter, threads = torch.set_num_threads, torch.get_num_threads()
+    try:
+        yield
+    finally:
+        torch.set_num_threads = setter
+        setter(threads)
+
+
+def _restore_transformers_classes() -> list[str]:
+    """Give transformers' model classes back their own ``__init__``/``__call__``; their names.
+
+    Architectures without a vLLM-native implementation (GPT-NeoX in vLLM 0.32) run through
+    vLLM's Transformers modeling backend, which decorates the *transformers* decoder class
+    (``GPTNeoXModel``) for torch.compile: a new base class, a new ``__init__`` and a
+    ``__call__`` that reads an attribute only the new ``__init__`` sets. With the engine in
+    this process, every instance the caller built before — the trainer's policy — then fails
+    on its next forward (``AttributeError: ... 'do_not_compile'``). Called only when the
+    engine runs eagerly in this process, where the decoration does nothing (its ``__call__``
+    just calls ``forward``): the engine's own instance keeps working through the restored
+    ``nn.Module.__call__``."""
+    import transformers
+    from vllm.compilation.decorators import IGNORE_COMPILE_KEY
+    from vllm.compilation.wrapper import TorchCompileWithNoGuardsWrapper as wrapper
+
+    restored, todo, seen = [], [transformers.PreTrainedModel], set()
+    while todo:
+        cls = todo.pop()
+        todo.extend(c for c in cls.__subclasses__() if c not in seen)
+        seen.add(cls)
+        if wrapper not in cls.__bases__:
+            continue
+        init = cls.__dict__["__init__"]
+        cells = dict(zip(init.__code__.co_freevars, init.__closure__ or ()))
+        cls.__init__ = cells["old_init"].cell_contents  # the class's own, kept by the wrapper
+        for name in ("__call__", "save_aot_compiled_function", IGNORE_COMPILE_KEY):
+            if name in cls.__dict__:
+                delattr(cls, name)
+        cls.__bases__ = tuple(b for b in cls.__bases__ if b is not wrapper)
+        restored.append(f"{cls.__module__}.{cls.__qualname__}")
+    return restored
 
 
 def _in_process(llm: Any) -> bool:

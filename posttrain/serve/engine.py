@@ -54,6 +54,13 @@ class ServedModel:
         positions = getattr(backend, "max_positions", None) or getattr(backend, "max_model_len", None)
         self.context_len = int(positions) if positions else None
 
+    def close(self) -> None:
+        """Shut the backend's engine down (vLLM: engine core and worker); HF has none to shut."""
+        close = getattr(self.backend, "close", None)
+        if close is not None:
+            with self.lock:  # after a running request, never under it
+                close()
+
     @property
     def policy_version(self) -> int:
         return int(self.backend.policy_version)

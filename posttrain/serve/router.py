@@ -161,6 +161,12 @@ class Router:
             if name not in self.models:  # another request may have loaded it meanwhile
                 self.models[name] = self.loader(name)
 
+    def close(self) -> None:
+        """Shut every loaded version's engine down (the server is done with them)."""
+        with self._load_lock:
+            for served in list(self.models.values()):
+                served.close()
+
     def describe(self) -> dict:
         """The routing state, as ``GET /v1/posttrain/routes`` shows it."""
         return {"alias": self.alias, "default": self.default_name(),

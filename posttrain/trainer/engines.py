@@ -19,7 +19,8 @@ their own backends from it (``trainer/producers.py``). :func:`probe_backend` is 
   context in a process-wide global: two engines of one process cannot run at the same time);
   process and Ray producers each start an engine of their own from its ``engine_spec``.
 
-Guarantees: the backend starts at ``policy_version`` 0 holding the policy's current weights;
+Guarantees: the backend starts at ``policy_version`` 0 holding the policy's current weights
+and the pipeline shuts it down (:func:`close_backend`) when the run ends, normally or not;
 the folder is rewritten whenever a run (or a resume) starts, so it always matches the model
 the run loaded. Not covered: sharing one vLLM engine between processes, or GPU placement of
 several engines (each takes ``inference.gpu_memory_utilization`` of the device).
@@ -55,6 +56,14 @@ def start_vllm(cfg: RunConfig, model: Any, tokenizer: Any, folder: Path) -> Infe
                         max_model_len=inf.max_model_len, kv_cache_gib=inf.kv_cache_gib,
                         enforce_eager=inf.enforce_eager,
                         gpu_memory_utilization=inf.gpu_memory_utilization)
+
+
+def close_backend(backend: InferenceBackend) -> None:
+    """Shut the run's engine down when the run is done (vLLM: its engine core and worker,
+    ``VLLMBackend.close``); backends without an engine of their own have nothing to close."""
+    close = getattr(backend, "close", None)
+    if close is not None:
+        close()
 
 
 def probe_backend(backend: InferenceBackend, model: Any, tokenizer: Any) -> InferenceBackend:

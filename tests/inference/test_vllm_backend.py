@@ -232,7 +232,8 @@ def test_a_wrong_temperature_convention_is_caught(engine):
 
 @pytest.mark.vllm
 def test_out_of_process_engine_gets_weight_updates_too(tmp_path):
-    """vllm's GPU default (engine core in another process), on the CPU build, in a fresh interpreter."""
+    """vllm's GPU default (engine core in another process), on the CPU build, in a fresh
+    interpreter: weight updates reach it, and close() ends the engine core process."""
     pytest.importorskip("vllm")
     from posttrain.models.loading import save_model
 
@@ -242,9 +243,15 @@ def test_out_of_process_engine_gets_weight_updates_too(tmp_path):
     run = subprocess.run([sys.executable, str(here / "vllm_mp_check.py"), str(tmp_path / "tiny")],
                          capture_output=True, text=True, timeout=480, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
-    lines = [ln for ln in run.stdout.splitlines() if ln.startswith('{"out_of_process"')]
+    lines = [ln for ln in run.stdout.splitlines() if ln.startswith('{"children"')]
     assert lines, run.stdout[-3000:]  # vllm logs to stdout too: pick the report line
     report = json.loads(lines[-1])
     assert report["out_of_process"] and report["answers_differ"]
     assert report["before_is_old"] and report["after_is_new"] and report["versions"] == [5]
     assert report["cached_prompt_error_new"] < 1e-4
+    before, running = report["children"]
+    assert running > before  # the engine core (and its worker) ran as child processes
+    # After close only multiprocessing's resource tracker (started by vLLM's spawn, shared by
+    # the process) may remain; no engine core or worker.
+    assert [c for c in report["left"] if "resource_tracker" not in c] == [], report["left"]
+    assert report["staging_removed"]

@@ -16,8 +16,11 @@ _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 def serving(spec: ServeSpec, **app_kw):
     """A real server (uvicorn thread, free loopback port) over ``spec``; yields (url, router)."""
     router = build_router(spec)
-    with ServerThread(create_app(router, **app_kw)) as server:
-        yield server.url, router
+    try:
+        with ServerThread(create_app(router, **app_kw)) as server:
+            yield server.url, router
+    finally:
+        router.close()
 
 
 def call(url: str, path: str, body: dict | None = None, headers: dict | None = None,
