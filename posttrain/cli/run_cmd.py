@@ -36,6 +36,8 @@ def _run(config: Path | None, out: Path | None, overrides: list[str], model: str
     from posttrain.trainer.pipeline import run_pipeline  # heavy imports only once the config is good
 
     target = out or Path(cfg.out if cfg.out != "runs/run" else default_out)
+    if cfg.placement.enabled:  # the run placed on Ray actors (posttrain/distributed/placement.py)
+        return _placed(cfg, target)
     try:
         summary = run_pipeline(cfg, target)
     except ConfigError as exc:  # a rule only the run folder can tell (e.g. what a resume needs)
@@ -53,6 +55,18 @@ def _run(config: Path | None, out: Path | None, overrides: list[str], model: str
         "wall_s": summary["wall_s"],
         "report": summary.get("report"),
     }, indent=2))
+
+
+def _placed(cfg: RunConfig, target: Path) -> None:
+    from posttrain.distributed.placement import run_placement
+
+    try:
+        summary = run_placement(cfg, target)
+    except ConfigError as exc:  # e.g. actors the running cluster cannot hold
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2)
+    typer.echo(json.dumps({"out": str(target), **{k: summary[k] for k in (
+        "rl_steps", "policy_version", "world_size", "placement", "wall_s")}}, indent=2))
 
 
 def _checked(cfg: RunConfig) -> RunConfig:

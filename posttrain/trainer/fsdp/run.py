@@ -158,12 +158,16 @@ def resume(ctx: Ctx) -> RLState:
     return RLState(meta["step"], meta["policy_version"], meta["samples_seen"])
 
 
-def build(cfg: RunConfig, info: DistInfo, out: Path) -> Ctx:
-    """Every rank builds the same initial policy; rank 0 also the engine and the stream."""
+def build(cfg: RunConfig, info: DistInfo, out: Path, make_backend: Any = None) -> Ctx:
+    """Every rank builds the same initial policy; rank 0 also the engine and the stream.
+
+    ``make_backend(cfg, model, tokenizer, out)``: rank 0's rollout engine (default: the
+    in-process one; the Ray placement passes its engine actors, posttrain/distributed)."""
     model, tokenizer = load_policy(cfg)
     backend = stream = None
     if info.is_main:
-        backend = make_rollout_backend(cfg, model, tokenizer, out)  # its own unsharded copy
+        make = make_backend or make_rollout_backend
+        backend = make(cfg, model, tokenizer, out)  # holds its own unsharded copy
         stream = make_stream(cfg.domains, cfg.seed, cfg.curriculum, cfg.rl.prompts_per_step)
     ref = frozen_reference(model).to(info.device) if cfg.rl.kl_coef > 0 else None
     model = shard_model(model, reshard_after_forward=cfg.distributed.reshard_after_forward)
@@ -172,8 +176,10 @@ def build(cfg: RunConfig, info: DistInfo, out: Path) -> Ctx:
                pad_id_of(tokenizer), tokenizer)
 
 
-def train(cfg: RunConfig, out: str | Path) -> dict[str, Any]:
-    """The whole sharded RL run on this rank (every rank calls it); rank 0's summary."""
+def train(cfg: RunConfig, out: str | Path, *, make_backend: Any = None) -> dict[str, Any]:
+    """The whole sharded RL run on this rank (every rank calls it); rank 0's summary.
+
+    ``make_backend``: rank 0's rollout engine factory (see :func:`build`)."""
     from posttrain.eval.tracking import MetricsWriter
     from posttrain.models.loading import save_model
 
@@ -182,7 +188,7 @@ def train(cfg: RunConfig, out: str | Path) -> dict[str, Any]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    ctx = build(cfg, info, out)
+    ctx = build(cfg, info, out, make_backend)
     state = resume(ctx)
     if state.step:  # resumed: the engine gets the loaded weights (a collective gather)
         weights = full_model_state(ctx.model)
