@@ -132,3 +132,47 @@ def test_image_store_refuses_bad_input_and_detects_corruption(tmp_path):
     store.path(ref.split(":")[1]).write_bytes(b"tampered")
     with pytest.raises(ValueError, match="corrupted"):
         store.get(ref)
+
+
+def test_policy_gradient_reaches_the_vision_tower(vlm):
+    """The reference loop's logprob path (shared_prefix.policy_logprobs) on an image batch:
+    the loss's gradient reaches the vision encoder, so RL trains what the policy sees with."""
+    from posttrain.trainer.shared_prefix import policy_logprobs
+
+    model, processor = build_tiny_vlm(TinyVLMConfig(), seed=1)  # its own copy: it is trained
+    backend = VLMBackend(model, processor)
+    groups, _ = play_groups(backend, [task(2)], SamplingParams(n=2, max_new_tokens=3, seed=1),
+                            make_env=ColourEnv, limits=EpisodeLimits(max_turns=1))
+    batch = build_policy_batch(groups, [[1.0, -1.0]], pad_id=processor.tokenizer.pad_token_id)
+    model.train()
+    lp, _ = policy_logprobs(model, batch)
+    loss = -(batch.advantages[:, None] * lp * batch.action_mask).sum()
+    loss.backward()
+    grads = {n: p.grad for n, p in model.named_parameters() if "vision_tower" in n}
+    patches = [g for n, g in grads.items() if "patch_embedding" in n]
+    assert patches and float(patches[0].abs().sum()) > 0  # down to the pixels' first layer
+    # (CLIP's pooler and final norm are unused by the projector: no gradient there)
+    assert sum(g is not None for g in grads.values()) > 0.8 * len(grads)
+
+
+def test_one_rl_step_on_a_visual_domain():
+    """The synchronous reference loop, one step on a real visual domain with the vlm backend."""
+    from posttrain.core.config import DomainSpec, RLConfig
+    from posttrain.trainer.reference_loop import train_rl
+    from posttrain.trainer.tasks import TaskStream
+
+    model, processor = build_tiny_vlm(TinyVLMConfig(), seed=2)
+    backend = VLMBackend(model, processor)
+    seen = []
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    rl = RLConfig(steps=1, prompts_per_step=1, group_size=2, max_new_tokens=4,
+                  filter_zero_variance=False, lr=1e-2)
+    state = train_rl(model, torch.optim.AdamW(model.parameters(), lr=rl.lr), backend,
+                     TaskStream([DomainSpec(id="finance.chart_peak-v1", difficulties=[1])], seed=0),
+                     rl, pad_id=processor.tokenizer.pad_token_id, on_groups=seen.extend)
+    assert state.step == 1 and state.policy_version == 1
+    traj = seen[0].trajectories[0]
+    assert traj.error is None and traj.turns[0].action.prompt_images == tuple(seen[0].task.public["images"])
+    # all-zero rewards give zero advantages: the step ran, whatever it moved
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+    assert set(before) == {n for n, _ in model.named_parameters()}
