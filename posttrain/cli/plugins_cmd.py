@@ -30,6 +30,7 @@ KINDS: dict[str, tuple[str, str, str]] = {
     "advantage": ("posttrain.trainer.advantages", "ADVANTAGES", "advantage estimators"),
     "correction": ("posttrain.trainer.corrections", "CORRECTIONS", "rl.correction behaviour corrections"),
     "producer_pool": ("posttrain.trainer.producers", "POOLS", "async_rl.executor rollout pools"),
+    "inference_backend": ("posttrain.inference", "INFERENCE_BACKENDS", "inference backends"),
     "sandbox_backend": ("posttrain.sandbox.factory", "SANDBOX_BACKENDS", "sandbox backends"),
     "reward_source": ("posttrain.rollout.reward_service", "REWARD_SOURCES", "reward sources"),
     "tool": ("posttrain.tools.registry", "TOOLS", "tools a domain can offer"),

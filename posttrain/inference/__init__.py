@@ -15,35 +15,44 @@ Backends (``make_backend(name, **kw)``):
 - ``"vlm"``: :class:`~posttrain.inference.vlm.VLMBackend` — a vision-language model
   (``model=`` a local VLM folder, or a model with ``processor=``) that reads image parts.
 
-Backend modules are imported lazily, so importing this package costs no torch import.
+Backend modules are imported lazily, so importing this package costs no torch import: the
+names are registered in :data:`INFERENCE_BACKENDS` (a
+:class:`~posttrain.core.registry.Registry`, entry-point group ``posttrain.inference_backends``)
+as ``"module:Class"``; a package adds its own backend there.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from posttrain.core.errors import RegistryError
+from posttrain.core.registry import Registry
 
 from .base import InferenceBackend, SamplingParams
 
-_BACKENDS = {
-    "hf": ("posttrain.inference.hf", "HFBackend"),
-    "fake": ("posttrain.inference.fake", "FakeBackend"),
-    "openai": ("posttrain.inference.openai_compat", "OpenAICompatBackend"),
-    "vllm": ("posttrain.inference.vllm_backend", "VLLMBackend"),
-    "vlm": ("posttrain.inference.vlm", "VLMBackend"),
-}
+INFERENCE_BACKENDS: Registry[Any] = Registry("inference_backend",
+                                             entry_point_group="posttrain.inference_backends",
+                                             versioned=False)
+_BUILTIN = (
+    ("hf", "posttrain.inference.hf:HFBackend"),
+    ("fake", "posttrain.inference.fake:FakeBackend"),
+    ("openai", "posttrain.inference.openai_compat:OpenAICompatBackend"),
+    ("vllm", "posttrain.inference.vllm_backend:VLLMBackend"),
+    ("vlm", "posttrain.inference.vlm:VLMBackend"),
+)
+for _name, _target in _BUILTIN:
+    INFERENCE_BACKENDS.add_lazy(_name, _target)
 
-BACKEND_NAMES = tuple(_BACKENDS)
+# the built-in names (listing the registry here would load plugins at import time)
+BACKEND_NAMES = tuple(n for n, _ in _BUILTIN)
 
 
 def make_backend(name: str, **kwargs: Any) -> InferenceBackend:
-    """Build the backend called ``name`` (one of :data:`BACKEND_NAMES`) from keyword args."""
-    if name not in _BACKENDS:
-        raise RegistryError(f"unknown inference backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
-    module, cls = _BACKENDS[name]
-    return getattr(importlib.import_module(module), cls)(**kwargs)
+    """Build the backend called ``name`` (an id of :data:`INFERENCE_BACKENDS`) from keyword args."""
+    if name not in INFERENCE_BACKENDS:
+        raise RegistryError(f"unknown inference backend {name!r}; known: "
+                            f"{', '.join(INFERENCE_BACKENDS.ids())}")
+    return INFERENCE_BACKENDS.get(name)(**kwargs)
 
 
-__all__ = ["BACKEND_NAMES", "InferenceBackend", "SamplingParams", "make_backend"]
+__all__ = ["BACKEND_NAMES", "INFERENCE_BACKENDS", "InferenceBackend", "SamplingParams", "make_backend"]

@@ -36,9 +36,13 @@ class Echo:
         return arguments
 
 TOOLS.add("echo", Echo)
+
+from posttrain.inference import INFERENCE_BACKENDS
+INFERENCE_BACKENDS.add_lazy("echo_llm", "pt_kinds_plugin:Echo")
 '''
 
-GROUPS = ["posttrain.algorithms", "posttrain.sandbox_backends", "posttrain.tools"]
+GROUPS = ["posttrain.algorithms", "posttrain.sandbox_backends", "posttrain.tools",
+          "posttrain.inference_backends"]
 
 
 def _install(site: Path) -> dict:
@@ -63,7 +67,8 @@ def test_plugins_of_every_kind_are_discovered_listed_and_validated(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     doc = json.loads(r.stdout)
     plugins = {(p["kind"], p["id"]) for p in doc["plugins"] if p["plugin"]}
-    assert {("algorithm", "halfway"), ("sandbox_backend", "echo_backend"), ("tool", "echo")} <= plugins
+    assert {("algorithm", "halfway"), ("sandbox_backend", "echo_backend"), ("tool", "echo"),
+            ("inference_backend", "echo_llm")} <= plugins
     assert not any(p["plugin"] for p in doc["plugins"] if p["kind"] == "loss")
     assert [e["entry_point"] for e in doc["errors"]] == ["broken"]  # reported, not fatal
     assert doc["groups"]["loss"] == "posttrain.losses"
@@ -74,6 +79,8 @@ def test_plugins_of_every_kind_are_discovered_listed_and_validated(tmp_path):
             "assert get_algorithm('halfway').advantage == 'rloo'\n"
             "assert make_sandbox('echo_backend') == 'an echo sandbox'\n"
             "assert 'echo' in make_tools(['echo']).tools\n"
+            "from posttrain.inference import make_backend\n"
+            "assert make_backend('echo_llm').name == 'echo'\n"
             "try:\n    make_sandbox('nope')\nexcept Exception as e:\n    print(e)\n"
             "try:\n    get_algorithm('halfwy')\nexcept Exception as e:\n    print(e)\n")
     r = _run(env, "-c", code)
