@@ -1,18 +1,20 @@
-"""Scaffolding shared by the ``tools/f_*`` domains: a plan → task → env → score pipeline.
+"""The kit of the simulated-API ``tools`` domains: a plan → task → env → score pipeline.
 
-What it is: :class:`FDomain`, a small mixin a domain class combines with two methods of its
-own — ``tools(state) -> list[FunctionTool]`` (the simulated API, pure Python over a dict) and
-``plan(rng, difficulty) -> Plan`` (the prompt, the hidden initial state, the reference calls
-turn by turn, the reference answer). ``generate`` *executes* the reference calls on a copy of
-the state, so the expected final state is what the API itself produces (no second
-implementation of the rules to drift out of sync), and stores it in ``task.hidden``.
+What it is: :class:`ApiDomain`, a record (composed, not subclassed: DESIGN.md §8) of a
+domain's own functions — ``tools(state) -> list[FunctionTool]`` (the simulated API, pure
+Python over a dict) and ``plan(rng, difficulty) -> Plan`` (the prompt, the hidden initial
+state, the reference calls turn by turn, the reference answer), plus optional ``project``,
+``answer_score``, ``extra_probes`` and a whole ``verify`` where the family's rule is not
+enough. ``generate`` *executes* the reference calls on a copy of the state, so the expected
+final state is what the API itself produces (no second implementation of the rules to drift
+out of sync), and stores it in ``task.hidden``.
 
 Scoring (the family's rule, :func:`posttrain.domains.tools._api.outcome`): validity² ×
 (0.3·calls + 0.7·result·precision²·[all expected calls made]), where ``result`` is the
 answer (``result="answer"``), the final state (``"state"``: the env's state after the
 episode, compared with the expected one through ``project``), or their mean (``"both"``).
 
-Probes every f_* domain gets (each must score ≤ 0.05): ``answer_without_calls``,
+Probes every such domain gets (each must score ≤ 0.05): ``answer_without_calls``,
 ``empty_args`` (every function with ``{}``), ``every_function`` (every function once with
 type-default arguments), ``hallucinated_function``, ``repeat_first_call`` (the first expected
 call 16 times), ``spam_calls`` (the expected calls hidden among ≥ 5× as many wrong ones).
@@ -27,7 +29,7 @@ import copy
 import json
 import random
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from posttrain.core.types import Task
 from posttrain.domains._helpers import make_task
@@ -76,35 +78,50 @@ def junk_args(spec: Mapping[str, Any]) -> dict[str, Any]:
     return {k: (p["enum"][0] if "enum" in p else defaults.get(p.get("type"), "x")) for k, p in props.items()}
 
 
-class FDomain:
-    """Mixin: subclasses set ``id`` and define ``tools(state)`` and ``plan(rng, difficulty)``."""
+def exact_answer(task: Task, got: str | None) -> float:
+    """1 when the answer equals the reference answer (normalised text)."""
+    return 1.0 if normalize_text(got or "") == normalize_text(task.hidden["answer_value"]) else 0.0
 
-    family = "tools"
-    difficulties = (1, 2, 3)
-    env_kind = "tool"
-    ordered = False  # expected calls matched in order
-    result = "answer"  # "answer" | "state" | "both"
-    need_all_calls = True
-    max_turns = 12
 
-    # ------------------------------------------------------------------ hooks
-    def tools(self, state: dict[str, Any]) -> list[FunctionTool]:  # pragma: no cover - abstract
-        raise NotImplementedError
+def turns(task: Task) -> list[list[Call]]:
+    """The reference calls of ``task``, turn by turn."""
+    return [[(n, a) for n, a in t] for t in task.hidden["turns"]]
 
-    def plan(self, rng: random.Random, difficulty: int) -> Plan:  # pragma: no cover - abstract
-        raise NotImplementedError
 
-    def project(self, state: dict[str, Any]) -> Any:
-        """The part of the state the verifier compares (default: all of it)."""
-        return state
+def _whole(state: dict[str, Any]) -> Any:
+    return state
 
-    def answer_score(self, task: Task, got: str | None) -> float:
-        return 1.0 if normalize_text(got or "") == normalize_text(task.hidden["answer_value"]) else 0.0
 
-    def extra_probes(self, task: Task) -> dict[str, Any]:
-        return {}
+def _no_probes(task: Task) -> dict[str, Any]:
+    return {}
 
-    # ------------------------------------------------------------------ protocol
+
+@dataclass(frozen=True)
+class ApiDomain:
+    """One simulated-API domain assembled from its functions (see the module docstring).
+
+    ``verify(env, trajectory) -> Score`` replaces the family's rule when given; ``result``
+    says what the rule compares (``"answer"``, ``"state"`` through ``project``, or ``"both"``);
+    ``ordered``: expected calls matched in order; ``description``: the defining module's
+    docstring (what ``domains list`` shows).
+    """
+
+    id: str
+    tools: Callable[[dict[str, Any]], list[FunctionTool]]
+    plan: Callable[[random.Random, int], Plan]
+    description: str = ""
+    project: Callable[[dict[str, Any]], Any] = _whole
+    answer_score: Callable[[Task, str | None], float] = exact_answer
+    extra_probes: Callable[[Task], dict[str, Any]] = _no_probes
+    verify: Callable[[Any, Any], Any] | None = None
+    ordered: bool = False
+    result: str = "answer"
+    need_all_calls: bool = True
+    max_turns: int = 12
+    family: str = "tools"
+    difficulties: tuple[int, ...] = (1, 2, 3)
+    env_kind: str = "tool"
+
     def generate(self, rng: random.Random, difficulty: int) -> Task:
         p = self.plan(rng, difficulty)
         state = copy.deepcopy(p.world)
@@ -122,9 +139,10 @@ class FDomain:
 
     def make_env(self, task: Task):
         state = copy.deepcopy(task.hidden["world"])
-        return tool_env(task, self.tools(state), self._verify, state, self.max_turns, self.id)
+        return tool_env(task, self.tools(state), self.verify or self._rule, state, self.max_turns,
+                        self.id)
 
-    def _verify(self, env, trajectory):
+    def _rule(self, env, trajectory):
         task = env.task
         m = call_score(env, task.hidden["calls"], ordered=self.ordered)
         parts: dict[str, float] = {}
@@ -135,19 +153,15 @@ class FDomain:
         res = sum(parts.values()) / len(parts)
         return outcome(self.id, m, res, "result", need_all_calls=self.need_all_calls, extra=parts)
 
-    def turns(self, task: Task) -> list[list[Call]]:
-        return [[(n, a) for n, a in t] for t in task.hidden["turns"]]
-
     def solve(self, task: Task) -> str:
         return format_answer(task.hidden["answer_value"])
 
     def reference_actions(self, task: Task) -> list[str]:
-        return reference_episode(self.turns(task), task.hidden["answer_value"])
-
+        return reference_episode(turns(task), task.hidden["answer_value"])
 
     def probes(self, task: Task) -> dict[str, Any]:
         ans = task.hidden["answer_value"]
-        flat = [c for t in self.turns(task) for c in t]
+        flat = [c for t in turns(task) for c in t]
         specs = [t.spec for t in self.tools(copy.deepcopy(task.hidden["world"]))]
         names = [spec_name(s) for s in specs]
         chunks = lambda cs: [format_calls(*cs[i:i + 8]) for i in range(0, len(cs), 8)]  # noqa: E731
