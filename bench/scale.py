@@ -28,6 +28,14 @@ same process, a worker process would pay the same copy), ``torch_dist`` (gloo br
 (``lora_sync_mb``: adapter bytes). Ray's object-store transport is not measured here
 (bench/ray_overhead.py covers Ray).
 
+Placement overhead (``--placement-steps N``, 0 skips it; ``--placement-only`` runs just this
+part): the same sharded RL run (configs/scale/cpu-placement.yaml: the tiny model after 30 SFT
+steps, math.add + math.compare, 2 gloo ranks) ``embedded`` (torchrun, rank 0 samples with its
+in-process HF engine) and ``placed`` on a local Ray cluster (2 rank actors, 1 engine actor,
+1 sandbox host) with the object-store and the broadcast transport; per-step time is the
+median ``time/step_s`` (sample + update + weight sync) of steps 2..N of each run's
+metrics.jsonl, so actor start-up is reported apart (``placement_startup_s``).
+
 Threads: 1 per process (``torch.set_num_threads(1)``, ``OMP_NUM_THREADS=1``); the load average
 before and after is printed. Last line: one JSON object.
 """
@@ -221,6 +229,60 @@ def fsdp_rank(rank: int, steps: int, rows: int, seq: int, tmp: str) -> None:
         (Path(tmp) / "fsdp2.json").write_text(json.dumps(out))
 
 
+CPU_PLACEMENT = Path(__file__).resolve().parents[1] / "configs" / "scale" / "cpu-placement.yaml"
+WARM = ["domains=[{id: math.add-v1, difficulties: [1]}, {id: math.compare-v1, difficulties: [1]}]"]
+
+
+def _median_step(out: Path, key: str = "time/step_s") -> float:
+    rows = [json.loads(ln) for ln in (out / "metrics.jsonl").read_text().splitlines()]
+    return statistics.median(r[key] for r in rows[1:])  # step 1 warms up
+
+
+def _run_cmd(cmd: list[str], what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONHASHSEED": "0"})
+    if proc.returncode:
+        raise SystemExit(f"{what} failed:\n{proc.stderr[-4000:]}")
+
+
+def placement_overhead(steps: int, tmp: str) -> dict:
+    """Embedded vs placed per-step time of one sharded RL run (module docstring)."""
+    from posttrain.core.config import load_config
+    from posttrain.models.loading import save_model
+    from posttrain.trainer.fsdp.dist import free_port
+    from posttrain.trainer.phases import load_policy, run_sft
+
+    cfg = load_config(CPU_PLACEMENT, WARM + ["sft.steps=30", "sft.batch_size=16", "sft.lr=0.01",
+                                             "sft.warmup_steps=2"])
+    model, tok = load_policy(cfg)
+    run_sft(model, tok, cfg)
+    sets = WARM + [f"model.path={save_model(model, tok, Path(tmp) / 'warm')}", f"rl.steps={steps}",
+                   "rl.temperature=1.0", "rl.checkpoint_every=0", "placement.engines.count=1"]
+    args = [a for s in sets for a in ("--set", s)]
+    root = Path(tmp) / "placement"
+    _run_cmd([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+              "--master-addr", "127.0.0.1", "--master-port", str(free_port()), "-m",
+              "posttrain.trainer.fsdp.run", str(CPU_PLACEMENT), "--out", str(root / "embedded"), *args],
+             "embedded run")
+    out = {"placement_steps": steps, "embedded_step_s": round(_median_step(root / "embedded"), 4)}
+    for transport in ("object_store", "broadcast"):
+        run = root / transport
+        _run_cmd([sys.executable, "-m", "posttrain", "train", str(CPU_PLACEMENT), "--out", str(run),
+                  *args, "--set", f"placement.weight_transport={transport}"], f"placed run ({transport})")
+        summary = json.loads((run / "summary.json").read_text())
+        key = "placed" if transport == "object_store" else "placed_broadcast"
+        out[f"{key}_step_s"] = round(_median_step(run), 4)
+        out[f"{key}_sync_s"] = round(_median_step(run, "time/sync_s"), 4)
+        out[f"{key}_startup_s"] = round(summary["placement_wall_s"] - summary["wall_s"], 1)
+    out["embedded_sync_s"] = round(_median_step(root / "embedded", "time/sync_s"), 4)
+    out["placement_overhead_s_per_step"] = round(out["placed_step_s"] - out["embedded_step_s"], 4)
+    out["placement_overhead_ratio"] = round(out["placed_step_s"] / out["embedded_step_s"], 3)
+    out["placement_broadcast_overhead_s_per_step"] = round(
+        out["placed_broadcast_step_s"] - out["embedded_step_s"], 4)
+    out["placement_startup_s"] = out.pop("placed_startup_s")
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=3, help="measured steps (after one warm-up)")
@@ -228,7 +290,16 @@ def main() -> None:
     p.add_argument("--seq", type=int, default=64)
     p.add_argument("--variant", default=None, help=argparse.SUPPRESS)
     p.add_argument("--tmp", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--placement-steps", type=int, default=12, help="steps of each placement run (0: skip)")
+    p.add_argument("--placement-only", action="store_true", help="only the placement overhead")
     args = p.parse_args()
+    if args.placement_only:
+        load_before = os.getloadavg()
+        with tempfile.TemporaryDirectory() as tmp:
+            res = placement_overhead(args.placement_steps, tmp)
+        print(json.dumps({**res, "load_before": [round(x, 1) for x in load_before],
+                          "load_after": [round(x, 1) for x in os.getloadavg()]}))
+        return
     if args.variant:  # a child: one variant, its JSON on the last line
         print(json.dumps(variant(args.variant, args)))
         return
@@ -245,6 +316,7 @@ def main() -> None:
                 raise SystemExit(f"{name} failed:\n{proc.stderr[-4000:]}")
             res[name] = json.loads(proc.stdout.strip().splitlines()[-1])
             print(f"{name}: {res[name]} ({time.perf_counter() - t0:.0f} s)", flush=True)
+        placed = placement_overhead(args.placement_steps, tmp) if args.placement_steps else {}
     full, fsdp = res["full"], res["fsdp2"]
     summary = {
         "params_m": round(full["params"] / 1e6, 1), "rows": args.rows, "seq": args.seq,
@@ -275,6 +347,7 @@ def main() -> None:
         "lora_r8_sync_s": round(res["lora_r8"]["sync_s"], 4),
         "lora_r16_sync_mb": round(res["lora_r16"]["sync_mb"], 2),
         "lora_r16_sync_s": round(res["lora_r16"]["sync_s"], 4),
+        **placed,
         "threads_per_process": 1,
         "load_before": [round(x, 1) for x in load_before],
         "load_after": [round(x, 1) for x in os.getloadavg()],

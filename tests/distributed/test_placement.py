@@ -139,7 +139,7 @@ def test_sandbox_hosts_run_the_leased_sandboxes(cluster):
 def test_placed_run_trains_on_two_ranks_with_engine_actors(cluster, warm_dir, tmp_path):
     from safetensors.torch import load_file
 
-    cfg = load_config(CONFIG, [f"model.path={warm_dir}", WARM_DOMAINS, "rl.steps=2",
+    cfg = load_config(CONFIG, [f"model.path={warm_dir}", WARM_DOMAINS, "rl.steps=2", "rl.temperature=1.0",
                                "rl.lr=0.01", "placement.engines.count=1"])
     summary = placement.run_placement(cfg, tmp_path / "run")
     assert summary["rl_steps"] == 2 and summary["world_size"] == 2 and summary["backend"] == "gloo"
@@ -154,3 +154,19 @@ def test_placed_run_trains_on_two_ranks_with_engine_actors(cluster, warm_dir, tm
     start, _ = warm_policy()
     assert any(not torch.equal(v, trained[k]) for k, v in start.state_dict().items() if k in trained)
     assert (tmp_path / "run" / "dcp" / "step-2").is_dir()
+
+
+@pytest.mark.parametrize("name", ["one-gpu-node", "multi-node", "cpu-placement"])
+def test_shipped_placement_configs_validate(name):
+    """The GPU configs (not yet run on GPUs) pass every check but the vLLM install here."""
+    from posttrain.trainer.validate import check_run_config
+
+    cfg = load_config(ROOT / "configs" / "scale" / f"{name}.yaml")
+    assert cfg.placement.enabled
+    try:
+        check_run_config(cfg)
+    except ConfigError as exc:
+        lines = str(exc).splitlines()[1:]
+        assert cfg.inference.backend == "vllm" and len(lines) == 1, str(exc)
+        assert lines[0].strip().startswith('inference.backend: got "vllm"; vllm is not importable')
+    check_run_config(load_config(ROOT / "configs" / "scale" / f"{name}.yaml", ["inference.backend=hf"]))
