@@ -46,6 +46,7 @@ from posttrain.scheduler.rollouts import play_scheduled
 from posttrain.trainer.advantages import compute_advantages
 from posttrain.trainer.batch import PolicyBatch, build_policy_batch, without_zero_advantage_rows
 from posttrain.trainer.shared_prefix import frozen_policy_logprobs, policy_logprobs
+from posttrain.trainer.merge_rows import merge_identical_rows
 from posttrain.trainer.losses import LOSSES, LossConfig, get_algorithm
 from posttrain.trainer.lora import frozen_copy, sync_weights
 from posttrain.trainer.tasks import TaskStream
@@ -107,6 +108,8 @@ def policy_update(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batc
     rows = batch.num_rows
     if ref_model is None or rl.kl_coef == 0:  # without a KL term, zero-advantage rows are inert
         batch = without_zero_advantage_rows(batch)
+    inert = rows - batch.num_rows
+    batch = merge_identical_rows(batch)  # identical samples computed once, weighted (exact)
     if ref_model is not None and rl.kl_coef > 0:
         batch = batch.replace(ref_logprobs=frozen_policy_logprobs(ref_model, batch, T, share=share))
     stale = batch.num_rows and int(batch.policy_versions.min()) < policy_version
@@ -126,7 +129,8 @@ def policy_update(model: torch.nn.Module, optimizer: torch.optim.Optimizer, batc
         optimizer.step()
     if lr_scheduler is not None:
         lr_scheduler.step()
-    metrics["batch/inert_rows_skipped"] = float(rows - batch.num_rows)
+    metrics["batch/inert_rows_skipped"] = float(inert)
+    metrics["batch/identical_rows_merged"] = float(rows - inert - batch.num_rows)
     metrics["loss/lr"] = lr
     return metrics
 
