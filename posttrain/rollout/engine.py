@@ -8,7 +8,7 @@ A single-turn task is an episode of one turn.
 One call plays ``params.n`` episodes of each task, all together, in rounds:
 
 1. **admit and reset** episodes: all of them at once, except that at most
-   ``limits.max_sandbox_episodes`` sandboxed episodes are live (see :class:`_Admission`);
+   ``limits.max_sandbox_episodes`` sandboxed episodes are live (see :class:`~posttrain.rollout.env_calls.Admission`);
    resets run on the env pool (a sandbox env may do I/O);
 2. **generate**: one backend call per (samples per prompt, turn index) for every live
    episode — and per tool list, unless the backend renders each prompt with its own tools
@@ -24,7 +24,13 @@ One call plays ``params.n`` episodes of each task, all together, in rounds:
    honours it, ``per_prompt_budgets``; else the call's largest, and an episode may overrun
    ``max_total_tokens`` by up to one action). So a batch of single-turn
    tasks is exactly one ``generate(prompts, params)`` call;
-3. **step** every episode that got an action, on the env pool (sandbox latency overlaps);
+3. **step** every episode that got an action, on the env pool (sandbox latency overlaps).
+   A batch with sandboxed episodes of two or more tasks plays in two *cohorts* (tasks of
+   even and of odd index, ``limits.overlap_env_steps``): a round generates for cohort 0,
+   starts its steps, waits for cohort 1's steps of the round before, generates for cohort 1
+   and starts its steps — so one cohort's sandbox work runs while the policy generates for
+   the other (on 2 cores: the sandbox on one, the decode on the other). Each call then holds
+   one cohort's prompts; which calls are made still depends only on the tasks and outcomes;
 4. an episode that ended is **verified on its live env and closed** at once, on the env pool,
    while the others go on to their next turn.
 
@@ -50,8 +56,7 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Sequence
 
@@ -62,11 +67,11 @@ from posttrain.inference.base import InferenceBackend, SamplingParams
 from posttrain.inference.vision import check_images
 
 from .checkpoints import CallCheckpointer, CheckpointStore, RestoreFailed, call_key
+from .env_calls import Admission, EnvCall, finished, run_all, submit_all, wait_all
 from .episode import BrokenEnv, Episode, EpisodeLimits, action_text
 
 EnvFactory = Callable[[Task], TaskEnv]
 TURN_SEED_STRIDE = 7919
-QUEUE_FACTOR = 10  # a call queued this many stage timeouts without starting is given up
 
 
 @dataclass
@@ -206,143 +211,102 @@ def _turn(backend: InferenceBackend, live: list[Episode], params: SamplingParams
     return actions
 
 
-class _Call:
-    """An env call on the pool that notes when it starts: a stage timeout counts from there,
-    so a call waiting behind others in the pool's queue is never taken for a hung one."""
-
-    def __init__(self, ep: Episode, fn: Callable[[], Any]):
-        self.ep, self.fn, self.started = ep, fn, None
-        self.future: Future | None = None
-
-    def __call__(self) -> Any:
-        self.started = time.monotonic()
-        return self.fn()
-
-    def submit(self, pool: Executor) -> "_Call":
-        self.future = pool.submit(self)
-        return self
-
-    def wait(self, timeout_s: float) -> bool:
-        """True when the call ended; False once it has run ``timeout_s`` without ending, or
-        has waited ``QUEUE_FACTOR * timeout_s`` without starting (every worker of the pool is
-        held by an abandoned call: nothing queued will run)."""
-        queued_until = time.monotonic() + QUEUE_FACTOR * timeout_s
-        while True:
-            started = self.started
-            now = time.monotonic()
-            left = min(0.05, queued_until - now) if started is None else started + timeout_s - now
-            try:
-                self.future.result(timeout=max(0.0, left))
-                return True
-            except FutureTimeout:
-                if started is not None or time.monotonic() >= queued_until:
-                    return False
+def _cohorts(eps: list[Episode], n: int, limits: EpisodeLimits) -> list[int]:
+    """The cohort (0 or 1) of each episode: with ``limits.overlap_env_steps`` and sandboxed
+    episodes of at least two tasks, tasks alternate between two cohorts, so one cohort's
+    sandbox steps run on the env pool while the policy generates for the other. A task's
+    episodes stay together (they share a prompt on their first turn). Without sandboxes
+    (env steps in Python, holding the GIL) there is nothing to overlap: one cohort."""
+    split = (limits.overlap_env_steps and len(eps) > n
+             and any(Admission.sandboxed(ep) for ep in eps))
+    return [(i // n) % 2 if split else 0 for i in range(len(eps))]
 
 
-def _run_all(pool: Executor, calls: list[tuple[Episode, Callable[[], Any]]], stage: str,
-             timeout_s: float) -> None:
-    """Run each episode's env call on the pool; a call that has run ``timeout_s`` is
-    abandoned and its episode fails with kind ``timeout`` (its env is then closed by
-    ``finish``, which kills a sandbox and so unblocks the call)."""
-    for call in [_Call(ep, fn).submit(pool) for ep, fn in calls]:
-        if not call.wait(timeout_s):
-            call.ep.timed_out(stage, timeout_s)
+class _Rounds:
+    """The live episodes of each cohort, their env steps in flight, and the verifications
+    started; every wait is for a known set of calls, so what happens next never depends on
+    which call finished first."""
 
+    def __init__(self, eps: list[Episode], cohorts: list[int], gate: Admission, pool: Executor,
+                 limits: EpisodeLimits, times: EngineTimes):
+        self.cohort = {id(ep): c for ep, c in zip(eps, cohorts)}
+        self.live: dict[int, list[Episode]] = {c: [] for c in sorted(set(cohorts))}
+        self.stepping: dict[int, list[EnvCall]] = {c: [] for c in self.live}
+        self.finishing: list[EnvCall] = []
+        self.gate, self.pool, self.limits, self.times = gate, pool, limits, times
 
-def _finished(call: _Call, timeout_s: float) -> None:
-    """Wait for an episode's ``finish``; once it has run ``timeout_s``, abandon it."""
-    if not call.wait(timeout_s):
-        call.ep.abandon(timeout_s)
+    def any_live(self) -> bool:
+        return any(self.live.values())
 
+    def add(self, new: list[Episode]) -> None:
+        for ep in new:
+            self.live[self.cohort[id(ep)]].append(ep)
 
-class _Admission:
-    """Which episodes play now: all, except that at most ``limits.max_sandbox_episodes``
-    sandboxed episodes hold a sandbox at once, counted until their verification has ended.
+    def settle(self, c: int) -> None:
+        """Wait for cohort ``c``'s env steps; start verifying the episodes that ended."""
+        t0 = time.perf_counter()
+        wait_all(self.stepping[c], "step", self.limits.step_timeout_s)
+        self.times.env_s += time.perf_counter() - t0
+        self.stepping[c] = []
+        for ep in [ep for ep in self.live[c] if not ep.live]:
+            self.finishing.append(call := EnvCall(ep, ep.finish).submit(self.pool))
+            self.gate.ended(call)
+        self.live[c] = [ep for ep in self.live[c] if ep.live]
 
-    Why: an episode keeps its sandbox lease from its first tool call to ``close``, and a
-    verifier may lease one more for hidden tests; with more live sandboxed episodes than the
-    pool holds, leases would wait on each other forever. The cap (half the pool by default)
-    keeps the demand within the pool. Admission is first come, first served in task order,
-    and a slot is freed by *waiting* for the oldest verification, never by polling, so the
-    batch composition does not depend on timing.
-    """
+    def settle_all(self) -> None:
+        for c in self.live:
+            self.settle(c)
 
-    def __init__(self, eps: list[Episode], cap: int, verify_timeout_s: float):
-        self.waiting, self.cap = list(eps), max(1, cap)
-        self.live_sandboxed = 0
-        self.verify_timeout_s = verify_timeout_s
-        self.verifying: list[_Call] = []  # finish() of sandboxed episodes, oldest first
-
-    @staticmethod
-    def sandboxed(ep: Episode) -> bool:
-        return bool(getattr(ep.env, "has_sandbox", False))
-
-    def take(self, anything_live: bool) -> list[Episode]:
-        out, keep = [], []
-        for ep in self.waiting:
-            if self.sandboxed(ep) and not self._slot(must=not anything_live and not out):
-                keep.append(ep)
-                continue
-            self.live_sandboxed += int(self.sandboxed(ep))
-            out.append(ep)
-        self.waiting = keep
-        return out
-
-    def _slot(self, must: bool) -> bool:
-        while self.live_sandboxed + len(self.verifying) >= self.cap:
-            if not self.verifying:
-                return must  # nothing will free a slot: only an idle engine may overrun
-            _finished(self.verifying.pop(0), self.verify_timeout_s)
-        return True
-
-    def ended(self, call: _Call) -> None:
-        if self.sandboxed(call.ep):
-            self.live_sandboxed -= 1
-            self.verifying.append(call)
+    def all_live(self) -> list[Episode]:
+        return [ep for c in self.live for ep in self.live[c]]
 
 
 def _play(backend: InferenceBackend, eps: list[Episode], params: SamplingParams, pool: Executor,
           times: EngineTimes, between_turns: Callable[[], None] | None, limits: EpisodeLimits,
           cancelled: Callable[[], bool] | None, ckpt: CallCheckpointer | None,
           start: tuple[int, list[Episode], list[Episode]] | None) -> None:
-    gate = _Admission(eps, limits.max_sandbox_episodes, limits.verify_timeout_s)
-    live: list[Episode] = []
-    finishing: list[_Call] = []
+    gate = Admission(eps, limits.max_sandbox_episodes, limits.verify_timeout_s)
+    state = _Rounds(eps, _cohorts(eps, params.n, limits), gate, pool, limits, times)
     rounds = 0
     if start is not None:  # resumed from a checkpoint: the saved round's live and waiting
         rounds, live, gate.waiting = start
+        state.add(live)
         gate.live_sandboxed = sum(map(gate.sandboxed, live))
-    while live or gate.waiting:
+    while state.any_live() or gate.waiting:
         if cancelled is not None and cancelled():
-            for ep in live + gate.waiting:
+            state.settle_all()  # no env call may be running when its episode is cancelled
+            for ep in state.all_live() + gate.waiting:
                 ep.cancel("the engine was asked to stop")
-            live, gate.waiting = live + gate.waiting, []
-        else:
-            new = gate.take(anything_live=bool(live))
-            t0 = time.perf_counter()
-            _run_all(pool, [(ep, ep.reset) for ep in new], "reset", limits.step_timeout_s)
-            times.env_s += time.perf_counter() - t0
-            live += new
-            if rounds and between_turns is not None:
-                between_turns()
-            actions = _turn(backend, [ep for ep in live if ep.live], params, times)
-            t0 = time.perf_counter()
-            _run_all(pool, [(ep, lambda ep=ep, c=c: ep.step(c, action_text(backend, c, params.stop)))
-                            for ep, c in actions], "step", limits.step_timeout_s)
-            times.env_s += time.perf_counter() - t0
-        for ep in [ep for ep in live if not ep.live]:
-            finishing.append(call := _Call(ep, ep.finish).submit(pool))
-            gate.ended(call)
-        live = [ep for ep in live if ep.live]
+            state.add(gate.waiting)
+            gate.waiting = []
+            state.settle_all()
+            break
+        new = gate.take(anything_live=state.any_live())
+        t0 = time.perf_counter()
+        run_all(pool, [(ep, ep.reset) for ep in new], "reset", limits.step_timeout_s)
+        times.env_s += time.perf_counter() - t0
+        state.add(new)
+        if rounds and between_turns is not None:
+            between_turns()
+        for c in state.live:  # generate for one cohort while the other's steps run
+            state.settle(c)
+            actions = _turn(backend, [ep for ep in state.live[c] if ep.live], params, times)
+            state.stepping[c] = submit_all(pool, [
+                (ep, lambda ep=ep, c=c: ep.step(c, action_text(backend, c, params.stop)))
+                for ep, c in actions])
+            if len(state.live) == 1:  # nothing to overlap: the steps end the round, as they
+                state.settle(c)       # always did (ended episodes free admission slots now)
         rounds += 1
-        if ckpt is not None and rounds % ckpt.every == 0 and live and not (cancelled and cancelled()):
-            for call in finishing:  # every ended episode verified: its record is final
-                _finished(call, limits.verify_timeout_s)
-            gate.verifying.clear()  # (all done; a resumed call starts with none either)
-            ckpt.save(eps, rounds, pool)
+        if ckpt is not None and rounds % ckpt.every == 0 and not (cancelled and cancelled()):
+            state.settle_all()
+            if state.any_live():
+                for call in state.finishing:  # every ended episode verified: its record is final
+                    finished(call, limits.verify_timeout_s)
+                gate.verifying.clear()  # (all done; a resumed call starts with none either)
+                ckpt.save(eps, rounds, pool)
     t0 = time.perf_counter()
-    for call in finishing:
-        _finished(call, limits.verify_timeout_s)
+    for call in state.finishing:
+        finished(call, limits.verify_timeout_s)
     times.verify_s += time.perf_counter() - t0
 
 
