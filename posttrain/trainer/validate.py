@@ -60,7 +60,8 @@ def episode_limits(episode: EpisodeConfig) -> EpisodeLimits:
                          retry_backoff_s=episode.retry_backoff_s,
                          step_timeout_s=episode.step_timeout_s,
                          verify_timeout_s=episode.verify_timeout_s,
-                         checkpoint_every=episode.checkpoint_every)
+                         checkpoint_every=episode.checkpoint_every,
+                         overlap_env_steps=episode.overlap_env_steps)
 
 
 # registry-valued fields ------------------------------------------------------------------
