@@ -6,7 +6,9 @@ per task with the given backend through :func:`posttrain.rollout.run_groups` (th
 (the same env and verifier as training), and records the pass rate (share of samples scoring
 1.0), the mean reward and the number of verifier or inference errors (excluded from both
 rates, counted apart). A curriculum uses it to start where the model is learnable
-(pass rate strictly between 0 and 1).
+(pass rate strictly between 0 and 1). Tasks whose prompt does not fit the model's context
+are not sent; a cell counts them as ``too_long`` (its pass rate covers the rest, None when
+none fit).
 
 :func:`profile` measures what the catalogue shows of one domain without a model: the
 reference solver's pass rate per level (the same scripted episode as the conformance check,
@@ -54,10 +56,11 @@ def calibrate(backend: Any, domain_ids: Sequence[str], *, n_tasks: int = 16, sam
         cells[dom.id] = {}
         for d in levels:
             tasks = [sample_task(dom, seed + i, d) for i in range(n_tasks)]
+            fit = [t for t in tasks if _fits(backend, t, max_new_tokens)]
             groups = []
-            for k in range(0, len(tasks), batch_tasks):
-                groups += run_groups(backend, tasks[k:k + batch_tasks], params)
-            cells[dom.id][str(d)] = _cell_stats(groups)
+            for k in range(0, len(fit), batch_tasks):
+                groups += run_groups(backend, fit[k:k + batch_tasks], params)
+            cells[dom.id][str(d)] = {**_cell_stats(groups), "too_long": len(tasks) - len(fit)}
     flags = {did: f for did, c in cells.items() if "skipped" not in c and (f := difficulty_flags(c))}
     return {"policy_version": int(getattr(backend, "policy_version", 0)),
             "params": {"n_tasks": n_tasks, "samples": samples, "temperature": temperature,
@@ -100,6 +103,17 @@ def profile(dom: Any, *, n_tasks: int = 4, seed: int = 1_000_000) -> dict[str, A
         return {"error": f"{type(exc).__name__}: {exc}"[:300], "reference": reference}
     return {"verifier_components": sorted(components), "hidden": sorted(hidden),
             "probes": sorted(probes), "reference": reference}
+
+
+def _fits(backend: Any, task: Any, max_new_tokens: int) -> bool:
+    """Whether the task's prompt leaves room for an answer in the model's context (a backend
+    without ``render``/``max_positions`` is assumed to fit). A prompt that does not fit is
+    counted as ``too_long``, not sent: it can only fail, and says nothing of difficulty."""
+    limit = getattr(backend, "max_positions", None)
+    render = getattr(backend, "render", None)
+    if not limit or not callable(render):
+        return True
+    return len(render(list(task.prompt))) + min(max_new_tokens, 8) <= limit
 
 
 def _cell_stats(groups: Sequence[Any]) -> dict[str, Any]:

@@ -31,10 +31,14 @@ from posttrain.domains.calibration import difficulty_flags
 
 DOC_PATH = Path("docs/catalogue.md")
 RECORD_KEYS = ("family", "summary", "env_kind", "difficulties", "tier", "vision", "native")
-MODEL_NOTE = ("the quickstart's tiny model (posttrain.models.tiny, 1.81M parameters, character "
-              "tokenizer) after `posttrain quickstart` (seed 0: SFT cold start + RL on math.add, "
-              "math.compare, text_data.reverse, algorithms.sort at level 1). The built-in "
-              "foundation of issue 12 does not exist yet; when it does, its figures replace these.")
+MODEL_NOTE = ("the quickstart's tiny model (posttrain.models.tiny: 1.81M parameters, character "
+              "tokenizer, 256 positions) after `posttrain quickstart` (seed 0: SFT cold start, then "
+              "RL on math.add, math.compare, text_data.reverse and algorithms.sort at level 1; "
+              "held-out 0.309 -> 0.512). The built-in foundation of issue 12 does not exist yet; "
+              "its figures replace these when it does. Measured on the foundation domains the "
+              "tiny model is built for: a sweep of every single-turn domain (about 1,300 cells) "
+              "takes hours on the 2-core build machine; run `posttrain domains catalogue --model "
+              "DIR` where there is the time.")
 
 
 def records() -> dict[str, dict[str, Any]]:
@@ -59,8 +63,10 @@ def stale(doc: dict[str, Any], current: dict[str, dict[str, Any]]) -> dict[str, 
 
 
 def measure(ids: List[str], current: dict[str, dict[str, Any]], doc: dict[str, Any],
-            model: Optional[Path], log: Any) -> None:
-    """Measure ``ids`` into ``doc`` in place (the reference always; the model with ``model``)."""
+            model: Optional[Path], log: Any, save: Any = None, again: frozenset = frozenset()) -> None:
+    """Measure ``ids`` into ``doc`` in place (the reference always; the model with ``model``);
+    ``save()`` runs every 10 domains so a long measurement that stops keeps what it measured.
+    A current entry keeps its reference figures unless its id is in ``again``."""
     from posttrain.cli._calibrate import calibrate, profile
     from posttrain.domains import get_domain
 
@@ -71,10 +77,13 @@ def measure(ids: List[str], current: dict[str, dict[str, Any]], doc: dict[str, A
                                                  "seed": 1_000_000, "temperature": 0.0}})
     for k, did in enumerate(ids, 1):
         dom = get_domain(did)
-        ref = params["reference"]  # the real tier drives real tools (a minute a task): fewer tasks
-        n_ref = ref["n_tasks_real"] if current[did]["tier"] == "real" else ref["n_tasks"]
-        entry = {"record": current[did], **profile(dom, n_tasks=n_ref, seed=ref["seed"])}
         old = doc["domains"].get(did, {})
+        if old.get("record") == current[did] and "reference" in old and did not in again:
+            entry = dict(old)  # current: only the model's column is wanted
+        else:
+            ref = params["reference"]  # the real tier drives real tools (a minute a task): fewer
+            n_ref = ref["n_tasks_real"] if current[did]["tier"] == "real" else ref["n_tasks"]
+            entry = {"record": current[did], **profile(dom, n_tasks=n_ref, seed=ref["seed"])}
         if backend is not None:
             res = calibrate(backend, [did], **params["model"])
             entry["model"] = res["domains"][did]
@@ -82,6 +91,16 @@ def measure(ids: List[str], current: dict[str, dict[str, Any]], doc: dict[str, A
             entry["model"] = old["model"]  # still the same domain: its model figures hold
         doc["domains"][did] = entry
         log(f"[{k}/{len(ids)}] {did}")
+        if save is not None and k % 10 == 0:
+            save()
+
+
+def _import_figures(doc: dict[str, Any], result: dict[str, Any]) -> None:
+    """Copy a ``domains calibrate`` result's cells into ``doc`` (for the domains it has)."""
+    for did, cells in result.get("domains", {}).items():
+        if did in doc["domains"]:
+            doc["domains"][did]["model"] = cells
+    doc.setdefault("params", {})["model"] = dict(result.get("params", {}))
 
 
 def _backend(model: Path) -> Any:
@@ -91,13 +110,17 @@ def _backend(model: Path) -> Any:
     return HFBackend(*load_model(model), device="cpu")
 
 
-def _rates(cells: Any, levels: list[int]) -> str:
+def _rates(cells: Any, levels: list[int], env_kind: str = "single_turn") -> str:
     if not isinstance(cells, dict):
-        return "-"
+        return "-" if env_kind == "single_turn" else "n/a (multi-turn)"
     if "skipped" in cells:
         return "n/a (multi-turn)"
-    vals = [cells.get(str(d), {}).get("pass_rate") for d in levels]
-    return " / ".join("-" if v is None else f"{v:.2f}" for v in vals)
+    out = []
+    for d in levels:
+        c = cells.get(str(d), {})
+        v = c.get("pass_rate")
+        out.append(f"{v:.2f}" if v is not None else "ctx" if c.get("too_long") else "-")
+    return " / ".join(out)
 
 
 def _cell(text: Any) -> str:
@@ -111,6 +134,7 @@ def render(doc: dict[str, Any]) -> str:
     flagged = {i: difficulty_flags(e["model"]) for i, e in doms.items()
                if isinstance(e.get("model"), dict) and "skipped" not in e["model"]}
     flagged = {i: f for i, f in flagged.items() if f}
+    n_model = sum(isinstance(e.get("model"), dict) and "skipped" not in e["model"] for e in doms.values())
     lines = [
         "# Domain catalogue", "",
         "<!-- generated by `posttrain domains catalogue` from posttrain/domains/calibration.json;"
@@ -121,12 +145,14 @@ def render(doc: dict[str, Any]) -> str:
         f"conformance check's episode), {p.get('reference', {}).get('n_tasks', '?')} tasks per "
         f"level ({p.get('reference', {}).get('n_tasks_real', '?')} in the real tier) from seed "
         f"{p.get('reference', {}).get('seed', '?')}.",
-        f"- **model**: {doc.get('model_note', MODEL_NOTE)} Greedy, "
+        f"- **model** ({n_model} domains measured): {doc.get('model_note', MODEL_NOTE)} Greedy, "
         f"{p.get('model', {}).get('n_tasks', '?')} tasks per level, at most "
-        f"{p.get('model', {}).get('max_new_tokens', '?')} new tokens; single-turn domains only.",
+        f"{p.get('model', {}).get('max_new_tokens', '?')} new tokens; single-turn domains only; "
+        "`ctx` = no prompt of that level fits the model's context.",
         "- **flags**: a harder level passed more often than an easier one (beyond two standard "
         "errors), or level 1 passed at least 90 % of the time (`posttrain domains calibrate` "
-        "shows the same flags for any model).", "",
+        "shows the same flags for any model); `reference below 1.0`: the domain's own solver "
+        "failed some of the measured tasks (a bug in that domain).", "",
         f"Flagged domains for this model: {len(flagged)}.", "",
     ]
     for fam in sorted({e["record"]["family"] for e in doms.values()}):
@@ -141,11 +167,15 @@ def render(doc: dict[str, Any]) -> str:
             kind = r["env_kind"] + (", vision" if r.get("vision") else "")
             tier = r["tier"] + ("" if r.get("native", True) else " (adapter)")
             comps = ", ".join(e.get("verifier_components", [])) or "-"
-            note = f"error: {e['error']}" if e.get("error") else "; ".join(flagged.get(i, []))
+            bad_ref = [d for d, c in (e.get("reference") or {}).items()
+                       if isinstance(c, dict) and c.get("pass_rate") is not None and c["pass_rate"] < 1.0]
+            notes = flagged.get(i, []) + ([f"reference below 1.0 at d{', d'.join(bad_ref)}"]
+                                          if bad_ref else [])
+            note = f"error: {e['error']}" if e.get("error") else "; ".join(notes)
             lines.append("| " + " | ".join(_cell(x) for x in (
                 f"`{i}`", r["summary"], kind, ",".join(map(str, levels)), tier, comps,
                 ", ".join(e.get("hidden", [])) or "-", ", ".join(e.get("probes", [])) or "-",
-                _rates(e.get("reference"), levels), _rates(e.get("model"), levels), note)) + " |")
+                _rates(e.get("reference"), levels), _rates(e.get("model"), levels, r["env_kind"]), note)) + " |")
         lines.append("")
     return "\n".join(lines)
 
@@ -160,6 +190,7 @@ def catalogue_cmd(
     remeasure: Optional[List[str]] = typer.Option(None, "--remeasure", help="Domain ids to measure again ('all' for every one)."),
     out: Path = typer.Option(DOC_PATH, "--out", help="The Markdown catalogue."),
     data: Path = typer.Option(DATA_PATH, "--data", help="The calibration data file."),
+    figures: Optional[Path] = typer.Option(None, "--model-figures", help="Take the model's pass rates from a `domains calibrate` calibration.json."),
 ) -> None:
     """Write docs/catalogue.md (and its data file) from the registry and measured pass rates."""
     err = typer.echo
@@ -185,11 +216,11 @@ def catalogue_cmd(
     if model is not None:  # a model fills its column wherever it is still empty
         todo |= {i for i in current if "model" not in doc.get("domains", {}).get(i, {})}
     doc["domains"] = {i: e for i, e in doc.get("domains", {}).items() if i in current}
-    measure(sorted(todo), current, doc, model, lambda s: err(s, err=True))
-    if model is not None:
-        doc["model_source"] = str(model.name)
-    doc["domains"] = dict(sorted(doc["domains"].items()))
-    data.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    save = lambda: data.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")  # noqa: E731
+    measure(sorted(todo), current, doc, model, lambda s: err(s, err=True), save, frozenset(wanted))
+    if figures is not None:
+        _import_figures(doc, json.loads(figures.read_text()))
+    save()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(render(doc))
     err(f"measured {len(todo)} domains; wrote {data} and {out}", err=True)
