@@ -180,6 +180,16 @@ def render(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def dumps(doc: dict[str, Any]) -> str:
+    """The data file's text: one line per domain, so a changed domain is a one-line diff."""
+    head = {k: v for k, v in sorted(doc.items()) if k != "domains"}
+    lines = [json.dumps(head, sort_keys=True)[:-1] + ', "domains": {']
+    items = sorted(doc.get("domains", {}).items())
+    lines += [f" {json.dumps(i)}: {json.dumps(e, sort_keys=True)}" + ("," if k < len(items) - 1 else "")
+              for k, (i, e) in enumerate(items)]
+    return "\n".join(lines) + "\n}}\n"
+
+
 def load_doc(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text()) if path.is_file() else {"domains": {}}
 
@@ -216,7 +226,7 @@ def catalogue_cmd(
     if model is not None:  # a model fills its column wherever it is still empty
         todo |= {i for i in current if "model" not in doc.get("domains", {}).get(i, {})}
     doc["domains"] = {i: e for i, e in doc.get("domains", {}).items() if i in current}
-    save = lambda: data.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")  # noqa: E731
+    save = lambda: data.write_text(dumps(doc))  # noqa: E731
     measure(sorted(todo), current, doc, model, lambda s: err(s, err=True), save, frozenset(wanted))
     if figures is not None:
         _import_figures(doc, json.loads(figures.read_text()))
