@@ -36,9 +36,10 @@ def merge_identical_rows(batch: PolicyBatch) -> PolicyBatch:
     columns = [getattr(batch, f.name) for f in dataclasses.fields(batch)
                if f.name != "sample_ids" and f.name != "sample_weights"
                and isinstance(getattr(batch, f.name), torch.Tensor)]
-    # One byte string per row over every tensor field: equal keys are equal rows.
-    flat = [c.reshape(n, -1).contiguous() for c in columns]
-    keys = [b"".join(f[r].numpy().tobytes() for f in flat) for r in range(n)]
+    # One byte string per row over every tensor field: equal keys are equal rows (float64
+    # holds every id, mask and float32 value exactly).
+    table = torch.cat([c.reshape(n, -1).to(torch.float64) for c in columns], 1).numpy()
+    keys = [row.tobytes() for row in table]
     images = batch.images
     first: dict[tuple, int] = {}
     keep, weights = [], batch.sample_weights.clone()
