@@ -3,7 +3,7 @@
 What it is: the one view over the project's one extension mechanism (DESIGN.md §8): each
 kind below is a :class:`~posttrain.core.registry.Registry` with an entry-point group; a
 package extends a kind by naming, in that group, a module (or callable) that registers into
-the registry. ``plugins list [KIND] [--json]`` prints ``{kind, id, plugin, target}`` rows
+the registry. ``plugins list [KIND...] [--json]`` prints ``{kind, id, plugin, target}`` rows
 (``plugin``: registered by an entry point rather than built in; ``target``: the
 ``module:attribute`` behind the id) and any plugin that failed to load.
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -63,14 +63,15 @@ def rows(kinds: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
 
 @app.command("list")
 def list_cmd(
-    kind: Optional[str] = typer.Argument(None, metavar="[KIND]", help="One kind (default: all)."),
+    kind: Optional[List[str]] = typer.Argument(None, metavar="[KIND]...", help="Kinds (default: all)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
 ) -> None:
     """List the registered ids of every pluggable kind (built-in and plugins)."""
-    if kind is not None and kind not in KINDS:
-        typer.echo(f"error: unknown kind {kind!r}; kinds: {', '.join(KINDS)}", err=True)
+    bad = [k for k in kind or [] if k not in KINDS]
+    if bad:
+        typer.echo(f"error: unknown kind {bad[0]!r}; kinds: {', '.join(KINDS)}", err=True)
         raise typer.Exit(2)
-    kinds = [kind] if kind else list(KINDS)
+    kinds = list(kind) if kind else list(KINDS)
     found, errors = rows(kinds)
     if as_json:
         typer.echo(json.dumps({"plugins": found, "errors": errors,

@@ -63,15 +63,20 @@ def _run(env, *args):
 
 def test_plugins_of_every_kind_are_discovered_listed_and_validated(tmp_path):
     env = _install(tmp_path)
-    r = _run(env, "-m", "posttrain", "plugins", "list", "--json")
+    kinds = ["algorithm", "sandbox_backend", "tool", "inference_backend", "reward_source"]
+    r = _run(env, "-m", "posttrain", "plugins", "list", *kinds, "--json")
     assert r.returncode == 0, r.stderr[-2000:]
     doc = json.loads(r.stdout)
     plugins = {(p["kind"], p["id"]) for p in doc["plugins"] if p["plugin"]}
     assert {("algorithm", "halfway"), ("sandbox_backend", "echo_backend"), ("tool", "echo"),
             ("inference_backend", "echo_llm")} <= plugins
-    assert not any(p["plugin"] for p in doc["plugins"] if p["kind"] == "loss")
-    assert [e["entry_point"] for e in doc["errors"]] == ["broken"]  # reported, not fatal
-    assert doc["groups"]["loss"] == "posttrain.losses"
+    assert not any(p["plugin"] for p in doc["plugins"] if p["kind"] == "reward_source")
+    assert doc["groups"]["tool"] == "posttrain.tools"
+    r = _run(env, "-m", "posttrain", "plugins", "list", "loss", "--json")
+    assert r.returncode == 0, r.stderr[-2000:]
+    losses = json.loads(r.stdout)
+    assert [e["entry_point"] for e in losses["errors"]] == ["broken"]  # reported, not fatal
+    assert "grpo" in {p["id"] for p in losses["plugins"]}
     # config validation and the factories accept the plugin ids and name them when wrong
     code = ("from posttrain.trainer.algorithms import get_algorithm\n"
             "from posttrain.sandbox import make_sandbox\n"
