@@ -1,33 +1,38 @@
-"""Chart reading: a matplotlib chart of a company's financial series → one field-level answer.
+"""Chart reading: a matplotlib chart of a company's financial series → field-level answers.
 
 Four visual domains (``vision = True``, single turn; the chart is the task's only image and
-its values are written nowhere in the text, so the policy must read the image):
+its values are written nowhere in the text, so the policy must read the image). The answer is
+a JSON object scored field by field by the family's verifier
+(:func:`posttrain.verifiers.fields.score_fields`: exactly the asked keys, units and ``%``
+normalised):
 
-- ``finance.chart_value-v1`` — the value of a series in a named period (level 1: printed on
-  the bar, exact; 2-3: read against the grid, within ``READ_TOL`` of the axis top);
-- ``finance.chart_peak-v1`` — the period in which a series was highest (the peak leads the
-  runner-up by more than the reading tolerance);
-- ``finance.chart_growth-v1`` — the percentage change of a series between two named periods,
-  from the printed values (one decimal, ±0.5 points; levels add series and periods);
-- ``finance.chart_cross-v1`` — the first period in which one series exceeds another (every
-  period's gap is larger than the reading tolerance).
+- ``finance.chart_value-v1`` — ``{"first", "second"}``: a series in two named periods (level 1:
+  printed on the bars, exact; 2-3: read against the grid, within ``READ_TOL`` of the top value);
+- ``finance.chart_peak-v1`` — ``{"period", "value"}``: when a series was highest and how high
+  (the peak leads the runner-up by more than twice the reading tolerance);
+- ``finance.chart_growth-v1`` — ``{"start_value", "end_value", "growth_pct"}``: the printed
+  values of two named periods and the percentage change (±0.5 points);
+- ``finance.chart_cross-v1`` — ``{"period", "value"}``: the first period in which one series
+  exceeds another, and its value then (every period's gap exceeds the reading tolerance).
 
-Probes (each must score at the floor): the neighbouring periods' values, another series' value,
-the series' maximum; the lowest, first, last and runner-up periods; the sign-flipped,
-reversed, absolute and fractional growth; the periods around the crossing.
+Probes (each must score at the floor, so every field of each is wrong): the two values
+swapped, the neighbouring periods' values, another series' values; the lowest, first, last and
+runner-up periods with their values; the growth read backwards; the periods around the
+crossing with their values.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
-from typing import Callable
+from typing import Any, Callable
 
 from posttrain.core.types import Score, Task
-from posttrain.domains._vision_kit import SeeDomain, one_answer, visual_task
+from posttrain.domains._vision_kit import SeeDomain, visual_task
 from posttrain.domains.base import register_domain
 from posttrain.domains.finance._charts import ChartSpec, draw_chart, make_chart, with_series
-from posttrain.verifiers.text import exact_match, numeric_match
+from posttrain.verifiers.fields import FieldSpec, field_correct, score_fields
 
 READ_TOL = {1: 0.5, 2: 0.03, 3: 0.025}  # level 1: absolute (printed); else share of the top value
 TRIES = 400
@@ -42,44 +47,33 @@ def _tol(spec: ChartSpec) -> float:
     return READ_TOL[1] if spec.labels or len(spec.series) == 1 else READ_TOL[spec.level] * top
 
 
+def _amount(name: str, tol: float) -> FieldSpec:
+    return FieldSpec(name, "amount", scale=1e6, rel_tol=0.0, abs_tol=tol + 1e-9)
+
+
+def _period(name: str = "period") -> FieldSpec:
+    return FieldSpec(name, "choice")
+
+
 def _task(domain_id: str, level: int, rng: random.Random, spec: ChartSpec, question: str,
-          answer: str, tol: float, probes: dict[str, str], kind: str) -> Task:
+          fields: list[FieldSpec], expected: dict[str, Any], traps: dict[str, dict]) -> Task | None:
+    """The task, or None when a trap is not wrong in every field (then it is not a probe)."""
+    if any(any(field_correct(t[f.name], expected[f.name], f) for f in fields) for t in traps.values()):
+        return None
+    keys = ", ".join(f'"{f.name}": ...' for f in fields)
     text = (f"Chart {_ref(rng)} shows {spec.company}'s {spec.metric} ($ million) by period. "
-            f"{question}")
-    return visual_task(domain_id, level, text, [draw_chart(spec)], answer=answer,
-                       hidden={"chart": spec.to_json(), "tol": tol, "kind": kind,
-                               "probes": {k: v for k, v in probes.items() if v}})
+            f"{question} Answer with one JSON object {{{keys}}}, amounts in $ million.")
+    return visual_task(domain_id, level, text, [draw_chart(spec)], answer=json.dumps(expected),
+                       hidden={"chart": spec.to_json(), "fields": [f.to_dict() for f in fields],
+                               "expected": expected, "probes": traps})
 
 
 def _score(task: Task, answer: str) -> Score:
-    want, kind = str(task.hidden["answer"]), task.hidden["kind"]
-    got = one_answer(answer)
-    if got is None:
-        v = 0.0
-    elif kind == "number":
-        got = got.rstrip("%").strip()
-        v = numeric_match(got, float(want), rel_tol=0.0, abs_tol=float(task.hidden["tol"]) + 1e-9)
-    else:
-        v = exact_match(got, want)
-    return Score(v, components={kind: (v, 1.0)}, reason="match" if v else "mismatch",
-                 verifier_version=task.domain)
+    specs = [FieldSpec.from_dict(f) for f in task.hidden["fields"]]
+    return score_fields(answer, specs, task.hidden["expected"], task.domain)
 
 
-def _wrong(answer: str, tol: float, kind: str, candidates: dict[str, object]) -> dict[str, str]:
-    """Probes: the candidates that are really wrong (numbers further than ``tol``)."""
-    out = {}
-    for name, c in candidates.items():
-        if c is None:
-            continue
-        if kind == "number":
-            if abs(float(c) - float(answer)) > tol + 1e-6:
-                out[name] = f"{float(c):g}"
-        elif str(c).lower() != answer.lower():
-            out[name] = str(c)
-    return out
-
-
-def _retry(rng: random.Random, make: Callable[[], Task | None]) -> Task:
+def _retry(make: Callable[[], Task | None]) -> Task:
     for _ in range(TRIES):
         task = make()
         if task is not None:
@@ -87,29 +81,33 @@ def _retry(rng: random.Random, make: Callable[[], Task | None]) -> Task:
     raise RuntimeError("no readable chart found (generator constraints too tight)")
 
 
+def _series(spec: ChartSpec, name: str) -> str:
+    return f"the {name} series" if len(spec.names) > 1 else "the series"
+
+
 # --------------------------------------------------------------------------- value
 def _build_value(rng: random.Random, level: int) -> Task:
     def make() -> Task | None:
         spec = make_chart(rng, level)
         name = rng.choice(spec.names)
-        vals = spec.values(name)
-        i = rng.randrange(len(vals))
-        tol = _tol(spec)
-        ans = vals[i]
-        near = [vals[j] for j in (i - 1, i + 1) if 0 <= j < len(vals)]
-        near += [spec.values(n)[i] for n in spec.names if n != name]
-        if any(abs(v - ans) <= 2 * tol for v in near):
+        vals, tol = spec.values(name), _tol(spec)
+        i, j = sorted(rng.sample(range(len(spec.periods)), 2))
+        near = [vals[t] for t in (i - 1, i + 1, j - 1, j + 1) if 0 <= t < len(vals) and t not in (i, j)]
+        near += [spec.values(n)[t] for n in spec.names if n != name for t in (i, j)]
+        if any(abs(v - vals[t]) <= 2 * tol for v in near for t in (i, j)) or abs(vals[i] - vals[j]) <= 2 * tol:
             return None
-        series = f"the {name} series" if len(spec.names) > 1 else "the series"
-        q = (f"What is the value of {series} in {spec.periods[i]}? Answer with the number in "
-             f"$ million only, as <answer>NUMBER</answer>.")
-        probes = _wrong(str(ans), tol, "number", {
-            "previous_period": vals[i - 1] if i > 0 else None,
-            "next_period": vals[i + 1] if i + 1 < len(vals) else None,
-            "series_max": max(vals), "series_mean": round(sum(vals) / len(vals)),
-            **{f"series_{n}": spec.values(n)[i] for n in spec.names if n != name}})
-        return _task("finance.chart_value-v1", level, rng, spec, q, str(ans), tol, probes, "number")
-    return _retry(rng, make)
+        shift = lambda d: {"first": vals[i + d], "second": vals[j + d]}  # noqa: E731
+        traps = {"swapped": {"first": vals[j], "second": vals[i]},
+                 **({"previous_periods": shift(-1)} if i > 0 else {}),
+                 **({"next_periods": shift(1)} if j + 1 < len(vals) else {}),
+                 **{f"series_{n}": {"first": spec.values(n)[i], "second": spec.values(n)[j]}
+                    for n in spec.names if n != name}}
+        q = (f"What are the values of {_series(spec, name)} in {spec.periods[i]} (first) and in "
+             f"{spec.periods[j]} (second)?")
+        return _task("finance.chart_value-v1", level, rng, spec, q,
+                     [_amount("first", tol), _amount("second", tol)],
+                     {"first": vals[i], "second": vals[j]}, traps)
+    return _retry(make)
 
 
 # --------------------------------------------------------------------------- peak
@@ -117,20 +115,23 @@ def _build_peak(rng: random.Random, level: int) -> Task:
     def make() -> Task | None:
         spec = make_chart(rng, level)
         name = rng.choice(spec.names)
-        vals = spec.values(name)
+        vals, p, tol = spec.values(name), spec.periods, _tol(spec)
         order = sorted(range(len(vals)), key=lambda j: -vals[j])
-        if vals[order[0]] - vals[order[1]] <= 2 * _tol(spec):
+        if vals[order[0]] - vals[order[1]] <= 2 * tol:
             return None
-        p = spec.periods
-        series = f"the {name} series" if len(spec.names) > 1 else "the series"
-        q = (f"In which period was {series} at its highest? Answer with the period label exactly "
-             f"as written on the x-axis, as <answer>PERIOD</answer>.")
-        probes = _wrong(p[order[0]], 0, "label", {
-            "runner_up": p[order[1]], "lowest": p[order[-1]], "first": p[0], "last": p[-1],
-            **{f"peak_of_{n}": p[max(range(len(p)), key=lambda j: spec.values(n)[j])]
-               for n in spec.names if n != name}})
-        return _task("finance.chart_peak-v1", level, rng, spec, q, p[order[0]], 0.0, probes, "label")
-    return _retry(rng, make)
+        idx = {"runner_up": order[1], "lowest": order[-1], "first": 0, "last": len(p) - 1}
+        traps = {k: {"period": p[j], "value": vals[j]} for k, j in idx.items()
+                 if abs(vals[j] - vals[order[0]]) > tol}
+        for n in spec.names:
+            if n != name:
+                j = max(range(len(p)), key=lambda t: spec.values(n)[t])
+                traps[f"peak_of_{n}"] = {"period": p[j], "value": spec.values(n)[j]}
+        q = (f"In which period was {_series(spec, name)} at its highest (the period label exactly as "
+             f"on the x-axis), and what was its value then?")
+        return _task("finance.chart_peak-v1", level, rng, spec, q,
+                     [_period(), _amount("value", tol)],
+                     {"period": p[order[0]], "value": vals[order[0]]}, traps)
+    return _retry(make)
 
 
 # --------------------------------------------------------------------------- growth
@@ -147,58 +148,61 @@ def _build_growth(rng: random.Random, level: int) -> Task:
                       for n in spec.names if n != name for t in (i, j))
         if abs(g) < 5.0 or crowded:
             return None
-        series = f"the {name} series" if len(spec.names) > 1 else "the series"
-        q = (f"By what percentage did {series} change from {spec.periods[i]} to {spec.periods[j]}? "
-             f"Use the printed values; answer with the percentage to one decimal (negative for a "
-             f"fall), as <answer>NUMBER</answer>.")
-        probes = _wrong(str(g), 0.5, "number", {
-            "sign_flipped": -g, "reversed": round(100.0 * (vals[i] - vals[j]) / vals[j], 1),
-            "absolute_change": vals[j] - vals[i], "fraction": round(g / 100.0, 3),
-            "ratio_percent": round(100.0 * vals[j] / vals[i], 1)})
-        return _task("finance.chart_growth-v1", level, rng, spec, q, f"{g:.1f}", 0.5, probes, "number")
-    return _retry(rng, make)
+        back = round(100.0 * (vals[i] - vals[j]) / vals[j], 1)
+        traps = {"read_backwards": {"start_value": vals[j], "end_value": vals[i], "growth_pct": back}}
+        for n in spec.names:
+            if n != name:
+                o = spec.values(n)
+                traps[f"series_{n}"] = {"start_value": o[i], "end_value": o[j],
+                                        "growth_pct": round(100.0 * (o[j] - o[i]) / o[i], 1)}
+        q = (f"Using the printed values of {_series(spec, name)}, give its value in {spec.periods[i]} "
+             f"(start_value) and in {spec.periods[j]} (end_value), and the percentage change "
+             f"between them to one decimal (growth_pct, negative for a fall).")
+        fields = [_amount("start_value", 0.5), _amount("end_value", 0.5),
+                  FieldSpec("growth_pct", "percent", rel_tol=0.0, abs_tol=0.5)]
+        return _task("finance.chart_growth-v1", level, rng, spec, q, fields,
+                     {"start_value": vals[i], "end_value": vals[j], "growth_pct": g}, traps)
+    return _retry(make)
 
 
 # --------------------------------------------------------------------------- crossing
 def _build_cross(rng: random.Random, level: int) -> Task:
     def make() -> Task | None:
         spec = make_chart(rng, max(level, 2), labels=level == 1)
-        spec = type(spec)(spec.company, spec.metric, spec.periods, spec.series, level, spec.labels)
-        names = spec.names
-        if len(names) < 2:
-            return None
-        a, b = rng.sample(names, 2)
-        base = spec.values(b)
-        n = len(base)
+        spec = ChartSpec(spec.company, spec.metric, spec.periods, spec.series, level, spec.labels)
+        a, b = rng.sample(spec.names, 2)
+        base, n = spec.values(b), len(spec.periods)
         k = rng.randint(1, n - 2)
         # a stays below b before period k and above from k on (at level 3 it may fall back later)
         sign = [(-1 if t < k else 1) if level < 3 or t <= k else rng.choice((-1, 1)) for t in range(n)]
         a_vals = [max(20, round(v * (1 + s * rng.uniform(0.1, 0.35)))) for v, s in zip(base, sign)]
-        spec = with_series(spec, [(x, a_vals if x == a else spec.values(x)) for x in names])
+        spec = with_series(spec, [(x, a_vals if x == a else spec.values(x)) for x in spec.names])
         tol = _tol(spec)
         if any(abs(x - y) <= 2 * tol or (x > y) != (s > 0) for x, y, s in zip(a_vals, base, sign)):
             return None
         p = spec.periods
-        q = (f"In which period does the {a} series first rise above the {b} series? Answer with the "
-             f"period label exactly as written on the x-axis, as <answer>PERIOD</answer>.")
-        probes = _wrong(p[k], 0, "label", {"period_before": p[k - 1], "period_after": p[k + 1],
-                                           "first": p[0], "last": p[-1]})
-        return _task("finance.chart_cross-v1", level, rng, spec, q, p[k], 0.0, probes, "label")
-    return _retry(rng, make)
+        idx = {"period_before": k - 1, "period_after": k + 1, "first": 0, "last": n - 1}
+        traps = {name: {"period": p[j], "value": a_vals[j]} for name, j in idx.items()
+                 if j != k and abs(a_vals[j] - a_vals[k]) > tol}
+        q = (f"In which period does the {a} series first rise above the {b} series (the period label "
+             f"exactly as on the x-axis), and what is the {a} value in that period?")
+        return _task("finance.chart_cross-v1", level, rng, spec, q, [_period(), _amount("value", tol)],
+                     {"period": p[k], "value": a_vals[k]}, traps)
+    return _retry(make)
 
 
 def _answer(task: Task) -> str:
-    return str(task.hidden["answer"])
+    return json.dumps(task.hidden["expected"])
 
 
 def _probes(task: Task) -> dict[str, str]:
-    return dict(task.hidden["probes"])
+    return {k: json.dumps(v) for k, v in task.hidden["probes"].items()}
 
 
 for _id, _build, _what in (
     ("finance.chart_value-v1", _build_value, "the value of a series in a period, read off a chart"),
-    ("finance.chart_peak-v1", _build_peak, "the period a series peaks in, read off a chart"),
-    ("finance.chart_growth-v1", _build_growth, "growth between two periods from a chart's labels"),
+    ("finance.chart_peak-v1", _build_peak, "when a series peaks and its value, read off a chart"),
+    ("finance.chart_growth-v1", _build_growth, "two printed values and the growth between them"),
     ("finance.chart_cross-v1", _build_cross, "the first period one series rises above another"),
 ):
     register_domain(SeeDomain(_id, "finance", _build, _answer, _score, _probes,
