@@ -78,7 +78,7 @@ def junk_args(spec: Mapping[str, Any]) -> dict[str, Any]:
     return {k: (p["enum"][0] if "enum" in p else defaults.get(p.get("type"), "x")) for k, p in props.items()}
 
 
-def exact_answer(task: Task, got: str | None) -> float:
+def exact_text(task: Task, got: str | None) -> float:
     """1 when the answer equals the reference answer (normalised text)."""
     return 1.0 if normalize_text(got or "") == normalize_text(task.hidden["answer_value"]) else 0.0
 
@@ -111,7 +111,7 @@ class ApiDomain:
     plan: Callable[[random.Random, int], Plan]
     description: str = ""
     project: Callable[[dict[str, Any]], Any] = _whole
-    answer_score: Callable[[Task, str | None], float] = exact_answer
+    answer_score: Callable[[Task, str | None], float] = exact_text
     extra_probes: Callable[[Task], dict[str, Any]] = _no_probes
     verify: Callable[[Any, Any], Any] | None = None
     ordered: bool = False

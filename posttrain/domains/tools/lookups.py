@@ -113,11 +113,15 @@ def _question(rng: random.Random, name: str, difficulty: int) -> tuple[str, dict
     return f"the population of {c}", {"country": c}
 
 
-class _Lookup:
+class Lookup:
+    """One lookup domain; ``parallel`` asks for several items of one function at once."""
+
     family = "tools"
     difficulties = (1, 2, 3)
     env_kind = "tool"
-    parallel = False
+
+    def __init__(self, domain_id: str, parallel: bool):
+        self.id, self.parallel = domain_id, parallel
 
     def _offered(self, rng: random.Random, need: list[str], difficulty: int) -> list[str]:
         k = {1: len(set(need)), 2: max(3, len(set(need))), 3: len(CATALOGUE)}[difficulty]
@@ -191,12 +195,5 @@ class _Lookup:
         }
 
 
-@register_domain
-class SingleCall(_Lookup):
-    id = "tools.single_call-v1"
-
-
-@register_domain
-class ParallelCalls(_Lookup):
-    id = "tools.parallel_calls-v1"
-    parallel = True
+SINGLE = register_domain(Lookup("tools.single_call-v1", parallel=False))
+PARALLEL = register_domain(Lookup("tools.parallel_calls-v1", parallel=True))
