@@ -194,3 +194,30 @@ def test_form_look_and_correct_needs_the_error_on_screen():
     assert env.state["errors"] and not env.state["ok"]  # the limit shows only as an error
     assert replay_score(dom, task, ref).value == 1.0
     assert replay_score(dom, task, dom.probes(task)["ignore_error"]).value == 0.0
+
+
+@pytest.mark.parametrize("did", MULTI)
+def test_multi_turn_episode_through_the_engine_sees_a_new_image_each_turn(did):
+    dom = DOMAINS.get(did)
+    task = sample_task(dom, 6, 2)
+    traj = replay(dom, task, dom.reference_actions(task))
+    seen = [t.observation.images for t in traj.turns]
+    assert traj.score.value == 1.0 and all(len(s) == 1 for s in seen)
+    assert len(set(seen)) >= 2
+
+
+@pytest.mark.parametrize("did", MULTI)
+def test_checkpoint_restore_keeps_the_tools_on_the_restored_state(did):
+    dom = DOMAINS.get(did)
+    task = sample_task(dom, 9, 3)
+    ref = dom.reference_actions(task)
+    first = dom.make_env(task)
+    first.reset()
+    first.step(Completion(ref[0]))
+    saved = first.checkpoint_state()
+    again = dom.make_env(task)
+    again.reset()
+    again.restore_state(saved)
+    for action in ref[1:]:
+        res = again.step(Completion(action))
+    assert res.done and again.verify(None).value == 1.0
