@@ -68,3 +68,20 @@ def test_difficulty_flags():
     # two tasks a cell: 0.0 then 0.5 is noise, not a broken level
     assert difficulty_flags({"1": cell(0.0, 2), "2": cell(0.5, 2)}) == []
     assert difficulty_flags({"1": {"pass_rate": None}, "2": cell(0.5)}) == []
+
+
+def test_training_stream_starts_from_the_committed_figures():
+    # the run config's curriculum section reaches the scheduler: `curriculum.config.measured_prior`
+    from posttrain.core.config import DomainSpec
+    from posttrain.trainer.tasks import CurriculumStream
+
+    want = level_prior("math.add-v1")
+    if not want:
+        pytest.skip("no model figures committed for math.add-v1")
+    stream = CurriculumStream([DomainSpec(id="math.add-v1")], seed=0,
+                              config={"measured_prior": True, "measured_prior_samples": 8.0})
+    cur = stream.curriculum
+    got = dict(zip(cur.cells, cur.stats.pass_rate().tolist()))
+    for lvl, p in want.items():
+        assert got[("math.add-v1", lvl)] == pytest.approx((1 + 8 * p) / 10)
+    assert stream.next(4)[0].domain == "math.add-v1"
