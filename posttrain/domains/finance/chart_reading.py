@@ -200,7 +200,7 @@ def _probes(task: Task) -> dict[str, str]:
 
 
 for _id, _build, _what in (
-    ("finance.chart_value-v1", _build_value, "the value of a series in a period, read off a chart"),
+    ("finance.chart_value-v1", _build_value, "the values of a series in two periods, read off a chart"),
     ("finance.chart_peak-v1", _build_peak, "when a series peaks and its value, read off a chart"),
     ("finance.chart_growth-v1", _build_growth, "two printed values and the growth between them"),
     ("finance.chart_cross-v1", _build_cross, "the first period one series rises above another"),
