@@ -60,7 +60,9 @@ class EngineActor:
         else:
             from posttrain.inference.hf import HFBackend
 
-            self.backend = HFBackend(model.eval(), tokenizer, policy_version=-1)
+            # the GPU Ray gave this actor (it sees that one only), else the CPU
+            device = "cuda" if ray.get_gpu_ids() and torch.cuda.is_available() else "cpu"
+            self.backend = HFBackend(model.eval(), tokenizer, device=device, policy_version=-1)
         self.receiver = None
 
     def flags(self) -> dict[str, bool]:
