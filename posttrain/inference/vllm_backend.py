@@ -40,7 +40,7 @@ Guarantees:
   they were (vllm's CPU worker replaces the latter with a no-op for the whole process);
 - an in-process eager engine leaves transformers' classes as they were: vllm's Transformers
   modeling backend (GPT-NeoX) rewrites the transformers model class, which broke the
-  trainer's own instances, and is undone (``_restore_transformers_classes``).
+  trainer's own instances, and is undone (``inference/vllm_process.py``).
 
 CPU defaults (``vllm.platforms.current_platform.is_cpu()``), each an environment default that
 an explicit setting overrides: the engine core runs in this process
@@ -61,7 +61,14 @@ not thread-safe. :meth:`VLLMBackend.exclusive` is the re-entrant lock a caller h
 in between (the async loop's producers and its evaluation probe take it).
 
 What it does not do: GPU-to-GPU weight transfer (an out-of-process update goes through a file
-on disk; large GPU setups should use vllm's NCCL weight transfer), or LoRA adapters.
+on disk; large GPU setups should use vllm's NCCL weight transfer), or several LoRA adapters.
+
+LoRA (``lora=LoraSpec(...)``, ``inference/vllm_lora.py``): the engine starts on the policy's
+frozen base with vllm's LoRA support (one adapter, ``max_lora_rank`` the smallest bound that
+holds ``r``); ``load_weights`` then takes the adapter — an adapter-only sync or the adapter part
+of a whole peft state dict — writes it as a peft folder and serves every later request with a
+fresh ``LoRARequest``; the base is never reloaded. The prefix cache is reset as for any update
+(vllm's block hashes include the adapter id as well).
 """
 
 from __future__ import annotations
@@ -71,7 +78,6 @@ import os
 import shutil
 import tempfile
 import threading
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -79,6 +85,8 @@ from posttrain.core.errors import InferenceError, MissingExtraError
 from posttrain.core.types import Completion, Message
 
 from .base import SamplingParams, check_sampling_params, render_chat
+from .vllm_lora import LoraSpec, adapter_files, adapter_part, max_lora_rank
+from .vllm_process import keep_torch_threads, restore_transformers_classes
 
 _SEED_STRIDE = 1_000_003  # per-prompt seeds (seed * stride + p) stay distinct across calls
 
@@ -114,13 +122,14 @@ class VLLMEngineSpec:
     kv_cache_gib: float = 1.0
     enforce_eager: bool | None = None
     engine_kwargs: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+    lora: LoraSpec | None = None
 
     def start(self, policy_version: int = 0) -> "VLLMBackend":
         return VLLMBackend(self.model, dtype=self.dtype, seed=self.seed,
                            policy_version=policy_version, max_model_len=self.max_model_len,
                            gpu_memory_utilization=self.gpu_memory_utilization,
                            kv_cache_gib=self.kv_cache_gib, enforce_eager=self.enforce_eager,
-                           **dict(self.engine_kwargs))
+                           lora=self.lora, **dict(self.engine_kwargs))
 
     def __call__(self, model: Any = None, tokenizer: Any = None) -> "VLLMBackend":
         return self.start(policy_version=-1)
@@ -135,7 +144,7 @@ class VLLMBackend:
     def __init__(self, model: str, *, dtype: str = "auto", seed: int = 0, policy_version: int = 0,
                  max_model_len: int | None = None, gpu_memory_utilization: float = 0.5,
                  kv_cache_gib: float = 1.0, enforce_eager: bool | None = None,
-                 **engine_kwargs: Any):
+                 lora: LoraSpec | None = None, **engine_kwargs: Any):
         vllm = _import_vllm()
         from transformers import AutoTokenizer
         from vllm.platforms import current_platform
@@ -144,12 +153,14 @@ class VLLMBackend:
         self.model_path = str(model)
         self.engine_spec = VLLMEngineSpec(self.model_path, dtype, seed, max_model_len,
                                    gpu_memory_utilization, kv_cache_gib, enforce_eager,
-                                   tuple(sorted(engine_kwargs.items())))
+                                   tuple(sorted(engine_kwargs.items())), lora)
         on_cpu = current_platform.is_cpu()
         kwargs = dict(model=self.model_path, dtype=dtype, seed=seed, enable_prefix_caching=True,
                       logprobs_mode="processed_logprobs", **engine_kwargs)
         if max_model_len is not None:
             kwargs["max_model_len"] = max_model_len
+        if lora is not None:  # one adapter at a time: the policy's current version
+            kwargs.update(enable_lora=True, max_loras=1, max_lora_rank=max_lora_rank(lora.r))
         if on_cpu:
             _cpu_environment(kv_cache_gib)
             kwargs["enforce_eager"] = True if enforce_eager is None else enforce_eager
@@ -159,15 +170,15 @@ class VLLMBackend:
                 kwargs["enforce_eager"] = enforce_eager
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_path, local_files_only=True)
-            with _keep_torch_threads():
+            with keep_torch_threads():
                 self.llm = vllm.LLM(**kwargs)
         except Exception as exc:  # engine start-up errors are untyped; name the boundary
             raise InferenceError(f"vllm could not start on {self.model_path!r}: {exc}") from exc
         self.max_model_len = int(self.llm.llm_engine.model_config.max_model_len)
         self._in_process = _in_process(self.llm)
         # vLLM's Transformers modeling backend rewrote transformers' own model class in this
-        # process: undo it when nothing here is compiled (see _restore_transformers_classes).
-        self.restored_classes = (_restore_transformers_classes()
+        # process: undo it when nothing here is compiled (see inference/vllm_process.py).
+        self.restored_classes = (restore_transformers_classes()
                                  if self._in_process and kwargs.get("enforce_eager") else [])
         self.checkpoint_names = _checkpoint_names(self.model_path)
         self.policy_version = policy_version
@@ -175,6 +186,9 @@ class VLLMBackend:
         self._session = threading.RLock()  # exclusive(): one job's weights + episodes
         self._weights_dir: str | None = None  # staging folder for out-of-process updates
         self._meta_model: Any = None  # the folder's model on the meta device (name mapping)
+        self.lora = lora
+        self._adapter: Any = None  # the LoRARequest of the installed adapter version
+        self._adapters = 0  # adapter versions installed so far (LoRARequest ids)
 
     def close(self) -> None:
         """Shut the engine down and let go of it: its engine core (the child process, when it
@@ -251,7 +265,8 @@ class VLLMBackend:
             except Exception as exc:  # VLLMValidationError is not a ValueError
                 raise InferenceError(f"vllm rejected the sampling params: {exc}") from exc
             try:
-                outputs = self._engine().generate(requests, sampling_params=sampling, use_tqdm=False)
+                outputs = self._engine().generate(requests, sampling_params=sampling, use_tqdm=False,
+                                                  lora_request=self._adapter)
             except Exception as exc:  # the engine's errors are untyped; name the boundary
                 raise InferenceError(f"vllm generation failed: {exc}") from exc
         return [[_completion(o, ids, version) for o in request.outputs]
@@ -272,9 +287,14 @@ class VLLMBackend:
         """Reload ``weights`` (state dict or module; None: none) in place, reset the cache, set the version."""
         with self._lock:
             self._engine()
-            if weights is not None:
-                state = self._checkpoint_format(
-                    weights.state_dict() if hasattr(weights, "state_dict") else weights)
+            state = None if weights is None else (
+                weights.state_dict() if hasattr(weights, "state_dict") else weights)
+            if state is not None and self.lora is not None:
+                # A LoRA engine: the adapter travels (from an adapter-only sync or a whole
+                # peft state dict); the base is frozen for the run and stays as it is.
+                self._install_adapter(adapter_part(state))
+            elif state is not None:
+                state = self._checkpoint_format(state)
                 try:
                     self._reload(state)
                 except Exception as exc:
@@ -284,6 +304,20 @@ class VLLMBackend:
             if not self.llm.reset_prefix_cache():
                 raise InferenceError("vllm refused to reset its prefix cache after a weight update")
             self.policy_version = int(version)
+
+    def _install_adapter(self, state: Mapping[str, Any]) -> None:
+        """Write the adapter to a folder of its own and point requests at it (a fresh id: vLLM
+        loads it on the next request and evicts the previous one, ``max_loras=1``)."""
+        from vllm.lora.request import LoRARequest
+
+        if self._weights_dir is None:
+            self._weights_dir = tempfile.mkdtemp(prefix="posttrain-vllm-weights-")
+        self._adapters += 1
+        folder = adapter_files(os.path.join(self._weights_dir, f"adapter-{self._adapters}"),
+                               state, self.lora)
+        if self._adapter is not None:  # loaded already, or never to be: not needed again
+            shutil.rmtree(self._adapter.lora_path, ignore_errors=True)
+        self._adapter = LoRARequest(f"policy-adapter-{self._adapters}", self._adapters, str(folder))
 
     def _checkpoint_format(self, state: Mapping[str, Any]) -> dict[str, Any]:
         """``state`` under the names ``save_pretrained`` wrote to the folder, and only those.
@@ -324,58 +358,6 @@ class VLLMBackend:
         os.replace(path + ".tmp", path)
         self.llm.collective_rpc("reload_weights", kwargs={
             "weights_path": self._weights_dir, "is_checkpoint_format": True})
-
-
-@contextmanager
-def _keep_torch_threads():
-    """Keep the caller's torch thread count and ``torch.set_num_threads`` across engine start.
-
-    vllm's CPU worker replaces ``torch.set_num_threads`` with a no-op for the whole process
-    (it guards the OpenMP binding of its own threads); with the in-process engine that would
-    freeze the trainer's thread setting too. The engine runs its forward passes in the
-    caller's intra-op pool, so it then uses the caller's count."""
-    import torch
-
-    setter, threads = torch.set_num_threads, torch.get_num_threads()
-    try:
-        yield
-    finally:
-        torch.set_num_threads = setter
-        setter(threads)
-
-
-def _restore_transformers_classes() -> list[str]:
-    """Give transformers' model classes back their own ``__init__``/``__call__``; their names.
-
-    Architectures without a vLLM-native implementation (GPT-NeoX in vLLM 0.32) run through
-    vLLM's Transformers modeling backend, which decorates the *transformers* decoder class
-    (``GPTNeoXModel``) for torch.compile: a new base class, a new ``__init__`` and a
-    ``__call__`` that reads an attribute only the new ``__init__`` sets. With the engine in
-    this process, every instance the caller built before — the trainer's policy — then fails
-    on its next forward (``AttributeError: ... 'do_not_compile'``). Called only when the
-    engine runs eagerly in this process, where the decoration does nothing (its ``__call__``
-    just calls ``forward``): the engine's own instance keeps working through the restored
-    ``nn.Module.__call__``."""
-    import transformers
-    from vllm.compilation.decorators import IGNORE_COMPILE_KEY
-    from vllm.compilation.wrapper import TorchCompileWithNoGuardsWrapper as wrapper
-
-    restored, todo, seen = [], [transformers.PreTrainedModel], set()
-    while todo:
-        cls = todo.pop()
-        todo.extend(c for c in cls.__subclasses__() if c not in seen)
-        seen.add(cls)
-        if wrapper not in cls.__bases__:
-            continue
-        init = cls.__dict__["__init__"]
-        cells = dict(zip(init.__code__.co_freevars, init.__closure__ or ()))
-        cls.__init__ = cells["old_init"].cell_contents  # the class's own, kept by the wrapper
-        for name in ("__call__", "save_aot_compiled_function", IGNORE_COMPILE_KEY):
-            if name in cls.__dict__:
-                delattr(cls, name)
-        cls.__bases__ = tuple(b for b in cls.__bases__ if b is not wrapper)
-        restored.append(f"{cls.__module__}.{cls.__qualname__}")
-    return restored
 
 
 def _in_process(llm: Any) -> bool:

@@ -49,13 +49,28 @@ def make_rollout_backend(cfg: RunConfig, model: Any, tokenizer: Any,
 
 
 def start_vllm(cfg: RunConfig, model: Any, tokenizer: Any, folder: Path) -> InferenceBackend:
-    """Save the policy to ``folder`` and start a vLLM engine on it."""
-    save_model(model, tokenizer, folder)
+    """Save the policy to ``folder`` and start a vLLM engine on it. A LoRA policy: its frozen
+    base is saved, the engine starts with vLLM's LoRA support, and the adapter as it is now
+    (SFT may have trained it) is installed at version 0; later syncs send the adapter only."""
+    from posttrain.trainer.lora import is_lora, save_base, sync_weights
+
+    lora = None
+    if is_lora(model):
+        from posttrain.inference.vllm_lora import LoraSpec
+
+        save_base(model, tokenizer, folder)
+        spec = cfg.model.lora
+        lora = LoraSpec(spec.r, spec.alpha, tuple(spec.target_modules))
+    else:
+        save_model(model, tokenizer, folder)
     inf = cfg.inference
-    return make_backend("vllm", model=str(folder), dtype=cfg.model.dtype, seed=cfg.seed,
-                        max_model_len=inf.max_model_len, kv_cache_gib=inf.kv_cache_gib,
-                        enforce_eager=inf.enforce_eager,
-                        gpu_memory_utilization=inf.gpu_memory_utilization)
+    backend = make_backend("vllm", model=str(folder), dtype=cfg.model.dtype, seed=cfg.seed,
+                           max_model_len=inf.max_model_len, kv_cache_gib=inf.kv_cache_gib,
+                           enforce_eager=inf.enforce_eager, lora=lora,
+                           gpu_memory_utilization=inf.gpu_memory_utilization)
+    if lora is not None:
+        backend.load_weights(0, sync_weights(model))
+    return backend
 
 
 def close_backend(backend: InferenceBackend) -> None:

@@ -22,9 +22,12 @@ Guarantees:
 - :func:`merge_checkpoint`: base + adapter merged (``W0 + alpha/r * B @ A``) and saved as a plain
   Hugging Face folder that ``from_pretrained`` loads without peft.
 
-Not covered: several adapters per run, QLoRA (quantised bases), adapters on the vLLM engine
-(its LoRA loading is a separate issue; ``validate`` refuses the combination), and process/Ray
-producers (their shared-memory transport is sized for full state dicts; refused likewise).
+With ``inference.backend: vllm`` the engine starts on :func:`save_base`'s folder and the adapter
+reaches it through vLLM's LoRA adapter loading (``inference/vllm_lora.py``, wired in
+``trainer/engines.py``).
+
+Not covered: several adapters per run, QLoRA (quantised bases), and process/Ray producers
+(their shared-memory transport is sized for full state dicts; ``validate`` refuses them).
 """
 
 from __future__ import annotations
@@ -149,6 +152,20 @@ def merged_copy(model: Any) -> torch.nn.Module:
     for p in merged.parameters():
         p.requires_grad_(False)
     return merged.eval()
+
+
+def save_base(model: Any, tokenizer: Any, folder: str | Path) -> Path:
+    """The frozen base of a LoRA ``model`` as a plain HF folder, the adapter left out (what a
+    vLLM engine starts from; adapters reach it through its LoRA loading). Not a copy: the
+    base tensors are saved under their transformers names; the policy is not touched."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    base = model.get_base_model()
+    state = {k.replace(".base_layer.", "."): v for k, v in base.state_dict().items()
+             if _ADAPTER_KEY not in k}
+    base.save_pretrained(folder, state_dict=state)
+    tokenizer.save_pretrained(folder)
+    return folder
 
 
 def save_policy(model: Any, tokenizer: Any, folder: str | Path) -> None:

@@ -302,13 +302,22 @@ def _lora(cfg: RunConfig) -> list[str]:
     if unknown:
         problems.append(f"model.lora.target_modules: got {unknown}, not linear layers of the model; "
                         f"allowed: {', '.join(names)}")
-    if cfg.inference.backend != "hf":
+    if cfg.inference.backend not in ("hf", "vllm"):
         problems.append(f"model.lora: set with inference.backend {_show(cfg.inference.backend)}; the "
-                        "adapter reaches the hf engine only (vLLM LoRA loading is not wired): allowed hf")
+                        "adapter reaches the hf and vllm engines only: allowed hf, vllm")
+    elif cfg.inference.backend == "vllm" and lora.r > _vllm_lora_ranks()[-1]:
+        problems.append(f"model.lora.r: got {lora.r} with inference.backend \"vllm\"; vLLM's LoRA "
+                        f"ranks go up to {_vllm_lora_ranks()[-1]}: allowed 1..{_vllm_lora_ranks()[-1]}")
     if cfg.rl.max_policy_lag >= 1 and cfg.async_rl.executor != "thread":
         problems.append(f"model.lora: set with async_rl.executor {_show(cfg.async_rl.executor)}; "
                         "adapter-only weight sync runs in-process: allowed executor thread")
     return problems
+
+
+def _vllm_lora_ranks() -> tuple[int, ...]:
+    from posttrain.inference.vllm_lora import VLLM_LORA_RANKS  # read only for LoRA + vllm
+
+    return VLLM_LORA_RANKS
 
 
 def _placement(cfg: RunConfig) -> list[str]:
