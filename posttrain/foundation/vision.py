@@ -3,8 +3,8 @@
 What it is: builds the tiny LLaVA-style VLM (:mod:`posttrain.vision.tiny_vlm`) from the
 recipe's shape, pre-trains it (supervised, loss on the answer tokens only) on pictures the
 project draws (:mod:`posttrain.vision.render`: shapes, colours, counts, bar and line charts,
-machined-plate silhouettes; training seeds ``[0, train_per_kind)``, held-out seeds from
-``HELDOUT_SEED``), measures greedy held-out accuracy per kind with the ``vlm`` backend beside
+machined-plate silhouettes; every training picture is new — seeds ``0, 1, 2, ...`` in draw
+order, so the tiny model cannot memorise a pool —, held-out seeds from ``HELDOUT_SEED``), measures greedy held-out accuracy per kind with the ``vlm`` backend beside
 the majority-answer baseline, and writes to ``OUT``: the model and processor
 (``save_pretrained``: a folder ``load_vlm`` / ``--set model.path`` reads), ``recipe.json``
 and ``foundation.json`` (recipe hash, parameters, steps, losses, held-out accuracy and
@@ -55,7 +55,8 @@ class VisionShape(_Strict):
 class VisionData(_Strict):
     kinds: list[str] = Field(default_factory=lambda: ["shape", "colour", "count", "tallest_bar",
                                                       "trend", "holes"])
-    train_per_kind: int = Field(400, ge=1, lt=HELDOUT_SEED)
+    baseline_per_kind: int = Field(400, ge=1, description="training pictures per kind whose "
+                                   "most common answer is the majority baseline")
     heldout_per_kind: int = Field(40, ge=1)
 
 
@@ -116,12 +117,13 @@ def _encode(processor: Any, ex: Any, with_answer: bool) -> tuple[list[int], int,
     return ids, len(ids) - n_reply, enc["pixel_values"]
 
 
-def _batches(recipe: VisionRecipe, processor: Any):
+def _pictures(recipe: VisionRecipe, processor: Any, rng: random.Random, first_seed: int, n: int):
+    """``n`` new encoded training pictures: kinds drawn by ``rng``, seeds from ``first_seed``."""
     from posttrain.vision.render import example
 
     size = recipe.model.image_size
-    return [_encode(processor, example(k, s, size), True)
-            for k in recipe.data.kinds for s in range(recipe.data.train_per_kind)]
+    return [_encode(processor, example(rng.choice(recipe.data.kinds), first_seed + i, size), True)
+            for i in range(n)]
 
 
 def _lr(step: int, t: VisionTraining) -> float:
@@ -136,15 +138,19 @@ def pretrain_vision(recipe: VisionRecipe, model: Any, processor: Any,
     """Supervised pre-training on the recipe's pictures; returns first/last losses."""
     import torch
 
-    data = _batches(recipe, processor)
     t = recipe.training
+    if t.steps * t.batch_size >= HELDOUT_SEED:
+        from posttrain.core.errors import ConfigError
+
+        raise ConfigError(f"training.steps x training.batch_size must stay below {HELDOUT_SEED} "
+                          "(the held-out pictures' seeds)")
     rng = random.Random(recipe.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
     pad = processor.tokenizer.pad_token_id
     model.train()
     losses: list[float] = []
     for step in range(t.steps):
-        rows = [data[rng.randrange(len(data))] for _ in range(t.batch_size)]
+        rows = _pictures(recipe, processor, rng, step * t.batch_size, t.batch_size)
         L = max(len(ids) for ids, _, _ in rows)
         ids = torch.full((len(rows), L), pad, dtype=torch.long)
         mask = torch.zeros((len(rows), L), dtype=torch.long)
@@ -182,7 +188,7 @@ def heldout_accuracy(recipe: VisionRecipe, model: Any, processor: Any) -> dict[s
     size = recipe.model.image_size
     acc, base = {}, {}
     for kind in recipe.data.kinds:
-        train = Counter(example(kind, s, size).answer for s in range(recipe.data.train_per_kind))
+        train = Counter(example(kind, s, size).answer for s in range(recipe.data.baseline_per_kind))
         majority = train.most_common(1)[0][0]
         exs = [example(kind, HELDOUT_SEED + s, size) for s in range(recipe.data.heldout_per_kind)]
         prompts = [attach_images([{"role": "user", "content": e.question}], [e.image]) for e in exs]

@@ -19,7 +19,7 @@ from posttrain.inference.base import SamplingParams
 from posttrain.inference.vlm import VLMBackend, load_vlm
 from posttrain.vision.render import KINDS, example
 
-SMALL = ["training.steps=12", "training.batch_size=4", "data.train_per_kind=8", "data.heldout_per_kind=2",
+SMALL = ["training.steps=12", "training.batch_size=4", "data.baseline_per_kind=8", "data.heldout_per_kind=2",
          "data.kinds=[colour,shape]", "model.image_size=32"]
 
 
