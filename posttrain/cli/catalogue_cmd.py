@@ -35,10 +35,11 @@ MODEL_NOTE = ("the quickstart's tiny model (posttrain.models.tiny: 1.81M paramet
               "tokenizer, 256 positions) after `posttrain quickstart` (seed 0: SFT cold start, then "
               "RL on math.add, math.compare, text_data.reverse and algorithms.sort at level 1; "
               "held-out 0.309 -> 0.512). The built-in foundation of issue 12 does not exist yet; "
-              "its figures replace these when it does. Measured on the foundation domains the "
-              "tiny model is built for: a sweep of every single-turn domain (about 1,300 cells) "
-              "takes hours on the 2-core build machine; run `posttrain domains catalogue --model "
-              "DIR` where there is the time.")
+              "its figures replace these when it does (`posttrain domains catalogue --model DIR "
+              "--remeasure all`). Most prompts do not fit this model's 256 positions (`ctx`), and it "
+              "reads no images (visual domains: `-`, counted as errors), so outside the domains it "
+              "was trained on its figures are mostly 0: they show where a small model starts, not "
+              "how hard the levels are for a capable one.")
 
 
 def records() -> dict[str, dict[str, Any]]:
