@@ -27,7 +27,8 @@ SIGKILLed: Ray ends the actors the driver owned), the ranks resume from the newe
 ``dcp/step-N`` and ``metrics.jsonl`` is cut back to it, so the run ends with the weights an
 uninterrupted one ends with (tests/distributed/test_placement_resume.py).
 ``summary.json`` gains ``placement``: the transport, each group's count, resources and the
-Ray node ids its actors ran on.
+Ray node ids its actors ran on, and the sandbox hosts' pool metrics (``sandbox/remote_calls``,
+``sandbox/created``, ...).
 """
 
 from __future__ import annotations
@@ -112,6 +113,10 @@ def _describe(cfg: RunConfig, actors: dict[str, list[Any]]) -> dict[str, Any]:
         nodes = ray.get([a.node.remote() for a in actors.get(name, [])])
         out[name] = {"count": len(actors.get(name, [])), "num_cpus": g.num_cpus,
                      "num_gpus": g.num_gpus, "resources": dict(g.resources), "nodes": nodes}
+    if actors.get("sandboxes"):  # what the episodes ran there: leases, calls, sandboxes made
+        from .sandbox_hosts import RemoteSandboxPool
+
+        out["sandboxes"]["metrics"] = RemoteSandboxPool(actors["sandboxes"]).metrics()
     return out
 
 

@@ -11,7 +11,8 @@ every sandboxed verification of an episode (test suites, the HumanEval judge) th
 in the sandbox actors, while the episode itself stays on the live env that was stepped (the
 one episode engine; DESIGN.md §1).
 
-Guarantees: a lease is released on its host (the sandbox reset to its clean snapshot by the
+Guarantees: a host serves many callers at once (a threaded actor: a lease that waits for a
+free sandbox does not hold up the others' calls and releases); a lease is released on its host (the sandbox reset to its clean snapshot by the
 host's pool) when the ``with`` block ends, also when it raised; arguments and results cross
 as pickles (``ExecResult`` and friends are plain records); an error raised in the sandbox is
 raised again on the caller's side with its type. ``metrics()`` sums the hosts' pool metrics
@@ -132,6 +133,9 @@ class RemoteSandboxPool:
 def start_sandbox_hosts(spec: Any, *, pool_size: int, backend: str = "auto", wall_s: float = 10.0,
                         cpu_s: float = 10.0) -> list[Any]:
     """``spec.count`` hosts with ``spec``'s resources (a placement's ``sandboxes``)."""
+    # threaded: a lease waiting for a free sandbox must not block the calls and releases
+    # of the leases in hand (a one-method-at-a-time actor deadlocks there)
     return [SandboxHost.options(num_cpus=spec.num_cpus, num_gpus=spec.num_gpus,
-                                resources=dict(spec.resources), max_restarts=0).remote(
+                                resources=dict(spec.resources), max_restarts=0,
+                                max_concurrency=4 * pool_size + 4).remote(
         backend, pool_size, wall_s, cpu_s) for _ in range(spec.count)]

@@ -170,3 +170,18 @@ def test_shipped_placement_configs_validate(name):
         assert cfg.inference.backend == "vllm" and len(lines) == 1, str(exc)
         assert lines[0].strip().startswith('inference.backend: got "vllm"; vllm is not importable')
     check_run_config(load_config(ROOT / "configs" / "scale" / f"{name}.yaml", ["inference.backend=hf"]))
+
+
+@pytest.mark.slow  # a second placed run (~40-60 s at load 10)
+def test_placed_episodes_run_their_sandboxes_on_the_sandbox_actors(cluster, tmp_path):
+    """Terminal episodes lease a sandbox each: in a placed run they are made and used on the
+    sandbox host, not in trainer rank 0 (the random tiny model needs 2k positions for them)."""
+    cfg = load_config(CONFIG, ["domains=[{id: terminal.line_endings-v1, difficulties: [1]}]",
+                               "model.tiny.max_position_embeddings=4096", "rl.steps=1",
+                               "rl.prompts_per_step=2", "rl.group_size=2", "episode.max_turns=2",
+                               "placement.engines.count=1"])
+    summary = placement.run_placement(cfg, tmp_path / "run")
+    assert summary["rl_steps"] == 1
+    hosts = summary["placement"]["sandboxes"]
+    assert hosts["count"] == 1 and hosts["metrics"]["sandbox/hosts"] == 1
+    assert hosts["metrics"]["sandbox/created"] >= 1 and hosts["metrics"]["sandbox/remote_calls"] >= 4
