@@ -12,10 +12,11 @@ in the sandbox actors, while the episode itself stays on the live env that was s
 one episode engine; DESIGN.md §1).
 
 Guarantees: a host serves many callers at once (a threaded actor: a lease that waits for a
-free sandbox does not hold up the others' calls and releases); a lease is released on its host (the sandbox reset to its clean snapshot by the
-host's pool) when the ``with`` block ends, also when it raised; arguments and results cross
-as pickles (``ExecResult`` and friends are plain records); an error raised in the sandbox is
-raised again on the caller's side with its type. ``metrics()`` sums the hosts' pool metrics
+free sandbox does not hold up the others' calls and releases); a lease is released on its
+host (the sandbox reset to its clean snapshot by the host's pool) when the ``with`` block
+ends, also when it raised; arguments and results cross as pickles (``ExecResult`` and friends
+are plain records); an error raised in the sandbox is raised again on the caller's side with
+its type. ``metrics()`` sums the hosts' pool metrics
 and adds ``sandbox/remote_calls`` and ``sandbox/hosts``.
 
 Not covered: attributes that are not methods (a host-local path means nothing elsewhere),

@@ -150,7 +150,8 @@ def test_placed_run_trains_on_two_ranks_with_engine_actors(cluster, warm_dir, tm
     assert [r["step"] for r in rows] == [1, 2] and all(r["dist/world_size"] == 2.0 for r in rows)
     assert any(r["loss/grad_norm"] > 0 for r in rows)  # rewards varied: a real policy gradient
     assert [r["rollout/policy_version"] for r in rows] == [1.0, 2.0]
-    trained = {k: v for f in (tmp_path / "run" / "model").glob("*.safetensors") for k, v in load_file(f).items()}
+    files = (tmp_path / "run" / "model").glob("*.safetensors")
+    trained = {k: v for f in files for k, v in load_file(f).items()}
     start, _ = warm_policy()
     assert any(not torch.equal(v, trained[k]) for k, v in start.state_dict().items() if k in trained)
     assert (tmp_path / "run" / "dcp" / "step-2").is_dir()
