@@ -38,7 +38,8 @@ assert VLM_CHAT_TEMPLATE != CHAT_TEMPLATE, "the character chat template changed;
 
 @dataclass(frozen=True)
 class TinyVLMConfig:
-    """Shape of the tiny VLM (defaults: about 0.6M parameters, 16 image tokens per image)."""
+    """Shape of the tiny VLM (defaults: about 0.73M parameters, 17 image tokens per image:
+    16 patches and CLIP's class token). Field names are the vision recipe's ``model.*``."""
 
     image_size: int = 32
     patch_size: int = 8
@@ -55,12 +56,12 @@ class TinyVLMConfig:
         from posttrain.core.errors import ConfigError
 
         if self.image_size % self.patch_size:
-            raise ConfigError(f"vision.image_size={self.image_size} must be a multiple of "
-                              f"vision.patch_size={self.patch_size}")
+            raise ConfigError(f"model.image_size={self.image_size} must be a multiple of "
+                              f"model.patch_size={self.patch_size}")
         for hidden, heads, name in ((self.vision_hidden, self.vision_heads, "vision"),
                                     (self.text_hidden, self.text_heads, "text")):
             if hidden % heads:
-                raise ConfigError(f"{name}_hidden={hidden} must be a multiple of {name}_heads={heads}")
+                raise ConfigError(f"model.{name}_hidden={hidden} must be a multiple of model.{name}_heads={heads}")
 
     @property
     def image_tokens(self) -> int:
