@@ -30,8 +30,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
-from posttrain.core.config import _Strict, load_config
 from pydantic import Field
+
+from posttrain.core.config import _Strict, load_config
 
 from .build import FOUNDATION_JSON, RECIPE_JSON, weight_files
 from .recipe import _sha
