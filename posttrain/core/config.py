@@ -205,7 +205,7 @@ class EpisodeConfig(_Strict):
     step_timeout_s: float = Field(120.0, gt=0, description="one env reset/step call; longer: abandoned, retried as infrastructure")
     verify_timeout_s: float = Field(300.0, gt=0, description="one verification; longer: abandoned, recorded as a verifier timeout")
     checkpoint_every: int = Field(4, ge=0, description="rounds between episode checkpoints (a replayed or resumed job goes on from there); 0: never")
-    overlap_env_steps: bool = Field(True, description="sandboxed batches play in two cohorts of tasks: one cohort's sandbox steps run while the policy generates for the other")
+    overlap_env_steps: bool = Field(True, description="start an episode's env step as soon as its action is sampled, while the round's call goes on decoding the longer actions (backends that stream prompts: hf)")
 
 
 class FilterConfig(_Strict):

@@ -11,7 +11,7 @@ cache after a weight update is a known correctness bug elsewhere).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 from posttrain.core.errors import InferenceError
 from posttrain.core.types import Completion, Message
@@ -38,6 +38,13 @@ class SamplingParams:
     # ``per_prompt_budgets = True``: an episode near its token budget stops at its own cap
     # while the others of the call go on.
     prompt_max_new_tokens: tuple[int, ...] | None = None
+
+
+# A backend that declares ``streams_prompts = True`` takes ``generate(prompts, params,
+# on_prompt=...)`` and calls ``on_prompt(i, completions)`` once per prompt, from the calling
+# thread, as soon as all of prompt ``i``'s rows have ended — so the episode engine can start a
+# short action's env step while the call is still decoding the longer ones.
+PromptDone = Callable[[int, list[Completion]], None]
 
 
 @runtime_checkable

@@ -68,14 +68,14 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
 from posttrain.core.errors import InferenceError
 from posttrain.core.types import Completion, Message
 
-from .base import SamplingParams, check_sampling_params
+from .base import PromptDone, SamplingParams, check_sampling_params
 from .fast_decoder import FastDecoder, KVCache
 from .sampling import generators, sample
 from .windows import has_window, layer_windows, window_masks
@@ -119,6 +119,7 @@ class HFBackend:
     per_prompt_tools = True  # renders each prompt with its own tool list (``prompt_tools``)
     per_prompt_seeds = True  # samples each prompt's rows with generators of their own (``prompt_seeds``)
     per_prompt_budgets = True  # stops each prompt's rows at its own cap (``prompt_max_new_tokens``)
+    streams_prompts = True  # hands each prompt's completions out as its rows end (``on_prompt``)
 
     def __init__(self, model: Any, tokenizer: Any, *, device: str = "cpu", policy_version: int = 0,
                  min_prefix_tokens: int = 16, prefix_cache_size: int = 4, fast: bool = True):
@@ -173,17 +174,22 @@ class HFBackend:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     # ---------------------------------------------------------------- generate
-    def generate(self, prompts: Sequence[Sequence[Message]],
-                 params: SamplingParams) -> list[list[Completion]]:
+    def generate(self, prompts: Sequence[Sequence[Message]], params: SamplingParams,
+                 on_prompt: PromptDone | None = None) -> list[list[Completion]]:
+        """Completions per prompt. ``on_prompt(i, completions)`` is called once per prompt, as
+        soon as all its rows have ended (a short answer is handed out while the call goes on
+        decoding the longer ones; the rest when decoding ends), from the calling thread."""
         check_sampling_params(params)
         if not prompts:
             return []
         tools_P = params.prompt_tools if params.prompt_tools is not None else [params.tools] * len(prompts)
         if len(tools_P) != len(prompts):
             raise InferenceError(f"{len(tools_P)} tool lists for {len(prompts)} prompts")
-        return self.generate_ids([tuple(self.render(p, t)) for p, t in zip(prompts, tools_P)], params)
+        return self.generate_ids([tuple(self.render(p, t)) for p, t in zip(prompts, tools_P)], params,
+                                 on_prompt)
 
-    def generate_ids(self, ids_P: Sequence[Sequence[int]], params: SamplingParams) -> list[list[Completion]]:
+    def generate_ids(self, ids_P: Sequence[Sequence[int]], params: SamplingParams,
+                     on_prompt: PromptDone | None = None) -> list[list[Completion]]:
         """Like :meth:`generate` on already rendered prompts (token ids): the same ids and
         params give the same samples as ``generate`` (it calls this)."""
         check_sampling_params(params)
@@ -194,12 +200,13 @@ class HFBackend:
             self.model.eval()
         try:
             with torch.inference_mode():
-                return self._generate_ids([tuple(int(i) for i in p) for p in ids_P], params)
+                return self._generate_ids([tuple(int(i) for i in p) for p in ids_P], params, on_prompt)
         finally:
             if was_training:
                 self.model.train()
 
-    def _generate_ids(self, ids_P: list[tuple[int, ...]], params: SamplingParams) -> list[list[Completion]]:
+    def _generate_ids(self, ids_P: list[tuple[int, ...]], params: SamplingParams,
+                      on_prompt: PromptDone | None = None) -> list[list[Completion]]:
         distinct = list(dict.fromkeys(ids_P))
         if not all(distinct):
             raise InferenceError("a prompt rendered to no tokens")
@@ -219,17 +226,30 @@ class HFBackend:
         if caps is not None and len(caps) != len(ids_P):
             raise InferenceError(f"{len(caps)} token caps for {len(ids_P)} prompts")
         row_caps = None if caps is None else [min(budget, c) for c in caps for _ in range(params.n)]
+        out: list[list[Completion] | None] = [None] * len(ids_P)
+        left = [params.n] * len(ids_P)  # rows of each prompt still decoding
+
+        def emit(p: int, toks, lps, reasons) -> None:
+            rows = range(p * params.n, (p + 1) * params.n)
+            out[p] = [Completion(self._text(toks[r], params.stop), tuple(toks[r]), tuple(lps[r]),
+                                 reasons[r], version, ids_P[p]) for r in rows]
+            if on_prompt is not None:
+                on_prompt(p, out[p])
+
+        def ended(rows: set[int], toks, lps, reasons) -> None:
+            for r in sorted(rows):
+                left[r // params.n] -= 1
+                if left[r // params.n] == 0:
+                    emit(r // params.n, toks, lps, reasons)
+
         # Every row starts on its prompt's prefilled cache row (no copy per sample).
         toks, lps, reasons = self._decode(cache, logits_U, _Rows(mask_U, pos_U, keys_U), src_U, params,
-                                          budget if caps is None else min(budget, max(caps)), row_caps)
-        out: list[list[Completion]] = []
-        for p, prompt in enumerate(ids_P):
-            group = []
-            for r in range(p * params.n, (p + 1) * params.n):
-                text = self._text(toks[r], params.stop)
-                group.append(Completion(text, tuple(toks[r]), tuple(lps[r]), reasons[r], version, prompt))
-            out.append(group)
-        return out
+                                          budget if caps is None else min(budget, max(caps)), row_caps,
+                                          ended if on_prompt is not None else None)
+        for p in range(len(ids_P)):  # rows cut by the call's budget, or without early ends
+            if out[p] is None:
+                emit(p, toks, lps, reasons)
+        return out  # type: ignore[return-value]
 
     def _text(self, ids: list[int], stop: Sequence[str]) -> str:
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
@@ -324,7 +344,8 @@ class HFBackend:
 
     # ---------------------------------------------------------------- decode
     def _decode(self, cache, logits, rows: _Rows, node: list[int], params: SamplingParams,
-                budget: int, caps: list[int] | None = None):
+                budget: int, caps: list[int] | None = None,
+                ended: Callable[..., None] | None = None):
         """Sample every output row; ``node[r]``: the cache row output row ``r`` reads.
 
         Rows with the same history (same prompt, same tokens so far) read one cache row: a
@@ -361,6 +382,8 @@ class HFBackend:
             if caps is not None:  # rows at their own cap end with "length"
                 done |= {r for r in active if r not in done and len(toks[r]) >= caps[r]}
             active = [r for r in active if r not in done]
+            if ended is not None and done:
+                ended(done, toks, lps, reasons)
             if step == budget - 1 or not active:
                 break
             ids = self._branch(cache, rows, node, active, tok)

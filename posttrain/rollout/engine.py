@@ -25,12 +25,11 @@ One call plays ``params.n`` episodes of each task, all together, in rounds:
    ``max_total_tokens`` by up to one action). So a batch of single-turn
    tasks is exactly one ``generate(prompts, params)`` call;
 3. **step** every episode that got an action, on the env pool (sandbox latency overlaps).
-   A batch with sandboxed episodes of two or more tasks plays in two *cohorts* (tasks of
-   even and of odd index, ``limits.overlap_env_steps``): a round generates for cohort 0,
-   starts its steps, waits for cohort 1's steps of the round before, generates for cohort 1
-   and starts its steps — so one cohort's sandbox work runs while the policy generates for
-   the other (on 2 cores: the sandbox on one, the decode on the other). Each call then holds
-   one cohort's prompts; which calls are made still depends only on the tasks and outcomes;
+   With a backend that ``streams_prompts`` (the HF backend does) and
+   ``limits.overlap_env_steps`` (default), an episode's step starts on the pool as soon as
+   its action is complete, while the call goes on decoding the longer actions of the round:
+   sandbox work overlaps generation without splitting the batch. What each step gets is
+   the same either way, so the trajectories are too;
 4. an episode that ended is **verified on its live env and closed** at once, on the env pool,
    while the others go on to their next turn.
 
@@ -63,7 +62,7 @@ from typing import Any, Callable, Sequence
 from posttrain.core.errors import InferenceError
 from posttrain.core.types import Completion, Task, Trajectory, TrajectoryGroup
 from posttrain.envs.base import TaskEnv
-from posttrain.inference.base import InferenceBackend, SamplingParams
+from posttrain.inference.base import InferenceBackend, PromptDone, SamplingParams
 from posttrain.inference.vision import check_images
 
 from .checkpoints import CallCheckpointer, CheckpointStore, RestoreFailed, call_key
@@ -158,19 +157,33 @@ def _checked(got: Any, prompts: int, n: int) -> list[list[Completion]]:
     return got
 
 
-def _generate(backend: InferenceBackend, groups: list[list[Episode]], p: SamplingParams
-              ) -> list[list[Completion] | BaseException]:
-    """One call for the groups; when it fails, one call per prompt isolates the bad one."""
+def _generate(backend: InferenceBackend, groups: list[list[Episode]], p: SamplingParams,
+              on_prompt: PromptDone | None = None) -> list[list[Completion] | BaseException]:
+    """One call for the groups; when it fails, one call per prompt isolates the bad one.
+
+    ``on_prompt`` (a backend that ``streams_prompts``): each prompt's completions as soon as
+    they are ready; a prompt handed out is never sampled again, even if the call fails later."""
     prompts = [g[0].prompt() for g in groups]
+    delivered: dict[int, list[Completion]] = {}
+
+    def hand_out(i: int, got: list[Completion]) -> None:
+        if on_prompt is not None and i not in delivered and len(got) == p.n:
+            delivered[i] = list(got)
+            on_prompt(i, delivered[i])
+    stream = {"on_prompt": hand_out} if on_prompt is not None else {}
     try:
         for g, prompt in zip(groups, prompts):  # a text-only model refuses image prompts
             check_images(backend, g[0].task.domain, prompt)
-        return list(_checked(backend.generate(prompts, p), len(prompts), p.n))
+        got = list(_checked(backend.generate(prompts, p, **stream), len(prompts), p.n))
+        return [delivered.get(i, g) for i, g in enumerate(got)]
     except Exception as exc:  # the inference boundary
-        if len(prompts) == 1:
+        if len(prompts) == 1 and not delivered:
             return [exc]
     out: list[list[Completion] | BaseException] = []
     for i, prompt in enumerate(prompts):
+        if i in delivered:
+            out.append(delivered[i])
+            continue
         try:
             check_images(backend, groups[i][0].task.domain, prompt)
             out.append(_checked(backend.generate([prompt], _one_prompt(p, i)), 1, p.n)[0])
@@ -189,21 +202,35 @@ def _one_prompt(p: SamplingParams, i: int) -> SamplingParams:
 
 
 def _turn(backend: InferenceBackend, live: list[Episode], params: SamplingParams,
-          times: EngineTimes) -> list[tuple[Episode, Completion]]:
-    """Sample one action for every live episode; failures end their episodes."""
+          times: EngineTimes, start: Callable[[Episode, Completion], None] | None = None,
+          ) -> list[tuple[Episode, Completion]]:
+    """Sample one action for every live episode; failures end their episodes.
+
+    ``start``: called with each episode and its action as soon as the backend hands the
+    action out, while the call goes on; the actions returned are the ones not started."""
     actions: list[tuple[Episode, Completion]] = []
     mixed = bool(getattr(backend, "per_prompt_tools", False))
     budgets = bool(getattr(backend, "per_prompt_budgets", False))
     for groups in _calls(live, mixed, bool(getattr(backend, "per_prompt_seeds", False))):
         p = _call_params(params, groups, mixed, budgets)
         t0 = time.perf_counter()
-        outs = _generate(backend, groups, p)
+        size = sum(len(g) for g in groups)
+        started: set[int] = set()
+
+        def early(i: int, got: list[Completion], groups=groups, t0=t0, size=size) -> None:
+            share = (time.perf_counter() - t0) / size
+            for ep, c in zip(groups[i], got):
+                ep.timings["generate_s"] += share  # before the step's thread can read it
+                started.add(id(ep))
+                start(ep, c)  # type: ignore[misc]
+        outs = _generate(backend, groups, p, early if start is not None else None)
         dt = time.perf_counter() - t0
         times.sample_s += dt
-        share = dt / sum(len(g) for g in groups)
         for group, out in zip(groups, outs):
             for i, ep in enumerate(group):
-                ep.timings["generate_s"] += share
+                if id(ep) in started:
+                    continue
+                ep.timings["generate_s"] += dt / size
                 if isinstance(out, BaseException):
                     ep.fail(out, "inference")
                 else:
@@ -211,103 +238,64 @@ def _turn(backend: InferenceBackend, live: list[Episode], params: SamplingParams
     return actions
 
 
-def _cohorts(eps: list[Episode], n: int, limits: EpisodeLimits) -> list[int]:
-    """The cohort (0 or 1) of each episode: with ``limits.overlap_env_steps`` and sandboxed
-    episodes of at least two tasks, tasks alternate between two cohorts, so one cohort's
-    sandbox steps run on the env pool while the policy generates for the other. A task's
-    episodes stay together (they share a prompt on their first turn). Without sandboxes
-    (env steps in Python, holding the GIL) there is nothing to overlap: one cohort."""
-    split = (limits.overlap_env_steps and len(eps) > n
-             and any(Admission.sandboxed(ep) for ep in eps))
-    return [(i // n) % 2 if split else 0 for i in range(len(eps))]
-
-
-class _Rounds:
-    """The live episodes of each cohort, their env steps in flight, and the verifications
-    started; every wait is for a known set of calls, so what happens next never depends on
-    which call finished first."""
-
-    def __init__(self, eps: list[Episode], cohorts: list[int], gate: Admission, pool: Executor,
-                 limits: EpisodeLimits, times: EngineTimes):
-        self.cohort = {id(ep): c for ep, c in zip(eps, cohorts)}
-        self.live: dict[int, list[Episode]] = {c: [] for c in sorted(set(cohorts))}
-        self.stepping: dict[int, list[EnvCall]] = {c: [] for c in self.live}
-        self.finishing: list[EnvCall] = []
-        self.gate, self.pool, self.limits, self.times = gate, pool, limits, times
-
-    def any_live(self) -> bool:
-        return any(self.live.values())
-
-    def add(self, new: list[Episode]) -> None:
-        for ep in new:
-            self.live[self.cohort[id(ep)]].append(ep)
-
-    def settle(self, c: int) -> None:
-        """Wait for cohort ``c``'s env steps; start verifying the episodes that ended."""
-        t0 = time.perf_counter()
-        wait_all(self.stepping[c], "step", self.limits.step_timeout_s)
-        self.times.env_s += time.perf_counter() - t0
-        self.stepping[c] = []
-        for ep in [ep for ep in self.live[c] if not ep.live]:
-            self.finishing.append(call := EnvCall(ep, ep.finish).submit(self.pool))
-            self.gate.ended(call)
-        self.live[c] = [ep for ep in self.live[c] if ep.live]
-
-    def settle_all(self) -> None:
-        for c in self.live:
-            self.settle(c)
-
-    def all_live(self) -> list[Episode]:
-        return [ep for c in self.live for ep in self.live[c]]
-
-
 def _play(backend: InferenceBackend, eps: list[Episode], params: SamplingParams, pool: Executor,
           times: EngineTimes, between_turns: Callable[[], None] | None, limits: EpisodeLimits,
           cancelled: Callable[[], bool] | None, ckpt: CallCheckpointer | None,
           start: tuple[int, list[Episode], list[Episode]] | None) -> None:
     gate = Admission(eps, limits.max_sandbox_episodes, limits.verify_timeout_s)
-    state = _Rounds(eps, _cohorts(eps, params.n, limits), gate, pool, limits, times)
+    live: list[Episode] = []
+    finishing: list[EnvCall] = []
     rounds = 0
+    stream = limits.overlap_env_steps and bool(getattr(backend, "streams_prompts", False))
     if start is not None:  # resumed from a checkpoint: the saved round's live and waiting
         rounds, live, gate.waiting = start
-        state.add(live)
         gate.live_sandboxed = sum(map(gate.sandboxed, live))
-    while state.any_live() or gate.waiting:
+    while live or gate.waiting:
         if cancelled is not None and cancelled():
-            state.settle_all()  # no env call may be running when its episode is cancelled
-            for ep in state.all_live() + gate.waiting:
+            for ep in live + gate.waiting:
                 ep.cancel("the engine was asked to stop")
-            state.add(gate.waiting)
-            gate.waiting = []
-            state.settle_all()
-            break
-        new = gate.take(anything_live=state.any_live())
-        t0 = time.perf_counter()
-        run_all(pool, [(ep, ep.reset) for ep in new], "reset", limits.step_timeout_s)
-        times.env_s += time.perf_counter() - t0
-        state.add(new)
-        if rounds and between_turns is not None:
-            between_turns()
-        for c in state.live:  # generate for one cohort while the other's steps run
-            state.settle(c)
-            actions = _turn(backend, [ep for ep in state.live[c] if ep.live], params, times)
-            state.stepping[c] = submit_all(pool, [
-                (ep, lambda ep=ep, c=c: ep.step(c, action_text(backend, c, params.stop)))
-                for ep, c in actions])
-            if len(state.live) == 1:  # nothing to overlap: the steps end the round, as they
-                state.settle(c)       # always did (ended episodes free admission slots now)
+            live, gate.waiting = live + gate.waiting, []
+        else:
+            new = gate.take(anything_live=bool(live))
+            t0 = time.perf_counter()
+            run_all(pool, [(ep, ep.reset) for ep in new], "reset", limits.step_timeout_s)
+            times.env_s += time.perf_counter() - t0
+            live += new
+            if rounds and between_turns is not None:
+                between_turns()
+            stepping: list[EnvCall] = []
+            step = _stepper(backend, params, pool, stepping)
+            actions = _turn(backend, [ep for ep in live if ep.live], params, times,
+                            step if stream else None)
+            for ep, c in actions:  # the actions no early hand-out started
+                step(ep, c)
+            t0 = time.perf_counter()
+            wait_all(stepping, "step", limits.step_timeout_s)
+            times.env_s += time.perf_counter() - t0
+        for ep in [ep for ep in live if not ep.live]:
+            finishing.append(call := EnvCall(ep, ep.finish).submit(pool))
+            gate.ended(call)
+        live = [ep for ep in live if ep.live]
         rounds += 1
-        if ckpt is not None and rounds % ckpt.every == 0 and not (cancelled and cancelled()):
-            state.settle_all()
-            if state.any_live():
-                for call in state.finishing:  # every ended episode verified: its record is final
-                    finished(call, limits.verify_timeout_s)
-                gate.verifying.clear()  # (all done; a resumed call starts with none either)
-                ckpt.save(eps, rounds, pool)
+        if ckpt is not None and rounds % ckpt.every == 0 and live and not (cancelled and cancelled()):
+            for call in finishing:  # every ended episode verified: its record is final
+                finished(call, limits.verify_timeout_s)
+            gate.verifying.clear()  # (all done; a resumed call starts with none either)
+            ckpt.save(eps, rounds, pool)
     t0 = time.perf_counter()
-    for call in state.finishing:
+    for call in finishing:
         finished(call, limits.verify_timeout_s)
     times.verify_s += time.perf_counter() - t0
+
+
+def _stepper(backend: InferenceBackend, params: SamplingParams, pool: Executor,
+             started: list[EnvCall]) -> Callable[[Episode, Completion], None]:
+    """Start an episode's env step on the pool (noted in ``started``); the action's text is
+    decoded here, on the calling thread (the tokenizer is not shared with the pool)."""
+    def step(ep: Episode, c: Completion) -> None:
+        text = action_text(backend, c, params.stop)
+        started.extend(submit_all(pool, [(ep, lambda: ep.step(c, text))]))
+    return step
 
 
 def play_groups(backend: InferenceBackend, tasks: Sequence[Task], params: SamplingParams, *,

@@ -62,7 +62,7 @@ class EpisodeLimits:
     step_timeout_s: float = 120.0  # one env reset/step call; longer: abandoned, kind "timeout"
     verify_timeout_s: float = 300.0  # one verification (and close); longer: abandoned likewise
     checkpoint_every: int = 4  # rounds between checkpoints of a call's episodes; 0: never
-    overlap_env_steps: bool = True  # sandboxed batches: one cohort's steps run while the other generates
+    overlap_env_steps: bool = True  # step an episode once its action is out, while the call decodes others
 
 
 class BrokenEnv:

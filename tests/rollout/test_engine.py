@@ -141,9 +141,8 @@ def test_episodes_at_different_turns_share_a_call_with_their_own_seeds(per_promp
     doms = [get_domain(d) for d in ("terminal.organize", "code.bug_repair_repl", "terminal.extract")]
     tasks = [sample_task(d, 0, 1) for d in doms]  # references of 2, 3 and 2 turns
     backend = (_PerPromptSeeds if per_prompt_seeds else FakeBackend)(reference_script(tasks))
-    # one cohort (tests/rollout/test_engine_cohorts.py covers the two-cohort overlap)
     groups = run_groups(backend, tasks, SamplingParams(n=1, max_new_tokens=4000, seed=3),
-                        limits=EpisodeLimits(max_sandbox_episodes=2, overlap_env_steps=False))
+                        limits=EpisodeLimits(max_sandbox_episodes=2))
     assert all(tr.reward == pytest.approx(1.0) for g in groups for tr in g.trajectories)
     mixed = 0
     for prompts, p in backend.calls:
