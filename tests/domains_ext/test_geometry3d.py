@@ -14,7 +14,8 @@ from posttrain.verifiers.geometry import MAX_LINES, Program, ParseError, euler, 
 
 load_builtin_domains()
 IDS = [i for i in DOMAINS.ids()
-       if i.startswith("geometry3d.") and getattr(DOMAINS.get(i), "tier", "light") == "light"]  # the real tier: test_cad_*
+       if i.startswith("geometry3d.") and getattr(DOMAINS.get(i), "tier", "light") == "light"
+       and not getattr(DOMAINS.get(i), "vision", False)]  # real tier: test_cad_*; visual: test_vision_domains
 
 
 def measured(script):
