@@ -9,6 +9,7 @@ import pytest
 
 from posttrain.domains import DOMAINS, get_domain, load_builtin_domains, sample_task
 from posttrain.rollout import replay_score as run_episode
+from posttrain.domains.tools._kit import turns
 from posttrain.envs.tool_env import format_answer, format_calls
 
 load_builtin_domains()
@@ -24,7 +25,7 @@ def _dom(name):
 
 
 def _flat(dom, task):
-    return [c for t in dom.turns(task) for c in t]
+    return [c for t in turns(task) for c in t]
 
 
 def _play(dom, task, calls, answer):
@@ -57,7 +58,7 @@ def test_reference_every_level_and_a_wrong_episode(name):
 def test_calendar_reads_earn_calls_part_only_and_conflicts_are_refused():
     dom = _dom("calendar_booking")
     task = sample_task(dom, 1, 2)
-    reads, create = dom.turns(task)
+    reads, create = turns(task)
     s = _play(dom, task, reads, task.hidden["answer_value"])
     assert s.value == pytest.approx(0.3 * len(reads) / (len(reads) + 1))
     env = dom.make_env(task)
@@ -93,7 +94,7 @@ def test_guarded_unsafe_call_zeroes_everything():
 def test_error_recovery_needs_the_retry():
     dom = _dom("error_recovery")
     task = sample_task(dom, 2, 2)
-    first = dom.turns(task)[0]
+    first = turns(task)[0]
     s = _play(dom, task, first, task.hidden["answer_value"])
     n = len(task.hidden["calls"])
     assert s.value == pytest.approx(0.3 * len(first) / n)  # no retry: never the answer part

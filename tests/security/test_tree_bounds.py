@@ -63,7 +63,7 @@ def test_100001_files_sorting_first_cannot_hide_a_test_rewrite(sb):
     assert len(listed) == 1000 and listed.truncated
 
 
-def test_3000_deep_chain_lists_and_diffs_in_well_under_a_second(sb):
+def test_3000_deep_chain_lists_and_diffs_in_seconds_not_minutes(sb):
     s0 = sb.snapshot()
     r = sb.run_python("import os\nfor _ in range(3000):\n    os.mkdir('d'); os.chdir('d')\n"
                       "open('leaf', 'w').write('bottom')", timeout=30)
@@ -77,7 +77,8 @@ def test_3000_deep_chain_lists_and_diffs_in_well_under_a_second(sb):
     deep = "/".join(["d"] * 3000) + "/leaf"
     assert len(listed) == 3000 + 1 + len(TESTS) + 1 and not listed.truncated
     assert [(c.path, c.kind, c.content) for c in changes] == [(deep, "added", "bottom")]
-    assert t_list < 1.0 and t_diff < 1.0, (t_list, t_diff)
+    # the quadratic walks took 25 s and 74 s; 5 s leaves room for a loaded 2-core CI machine
+    assert t_list < 5.0 and t_diff < 5.0, (t_list, t_diff)
     sb.restore(s0)  # dropping the 3,000-deep layer (the supervisor once recursed here)
     assert sorted(f.path for f in sb.list_files()) == ["app.py", "tests", "tests/test_app.py"]
 
