@@ -10,7 +10,10 @@
   "samples" or "count", "pass_rate"}, ...]}`` (what ``posttrain.scheduler`` writes) or ``{"domains": [...], "difficulties": [...],
   "samples": [[...]], "pass_rate": [[...]]}``;
 - ``eval/results.json`` (optional, ``posttrain eval run --out <run>/eval``): every section of
-  the evaluation report; ``audit.json`` (optional): the audit queue.
+  the evaluation report; ``audit.json`` (optional): the audit queue;
+- the run's domains as the catalogue describes them (``docs/catalogue.md``, from the committed
+  ``posttrain/domains/calibration.json``): skill, kind, tier, and the measured pass rates per
+  level of the reference solver and of the catalogue's model, beside this run's figures.
 
 Like the evaluation report it needs no network, and each number in a table points at its
 place in the embedded JSON (``data-path``).
@@ -132,6 +135,47 @@ def _embedded_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows[::stride] + [rows[-1]]
 
 
+def _rates(cells: Mapping[str, Any] | None) -> str:
+    if not isinstance(cells, Mapping) or not cells:
+        return "-"
+    out = []
+    for d in sorted((k for k in cells if k.isdigit()), key=int):
+        pr = cells[d].get("pass_rate") if isinstance(cells[d], Mapping) else None
+        out.append("-" if pr is None else f"{pr:.2f}")
+    return " / ".join(out) or "-"
+
+
+def catalogue_section(domain_ids: list[str]) -> str:
+    """The run's domains as the committed catalogue profiles them (nothing is measured here)."""
+    from posttrain.domains import calibration
+
+    known = calibration.load()["domains"]
+    rows = []
+    for i in domain_ids:
+        entry = known.get(i)
+        if entry is None:
+            rows.append([H.text(i), H.text("(not in the catalogue: a plugin or a new domain)", "l muted"),
+                         H.text(""), H.text(""), H.text(""), H.text("")])
+            continue
+        rec = entry.get("record", {})
+        rows.append([H.text(i), H.text(rec.get("summary", "")), H.text(rec.get("env_kind", "")),
+                     H.text(rec.get("tier", "")), H.text(_rates(entry.get("reference"))),
+                     H.text(_rates(entry.get("model")))])
+    if not rows:
+        return '<p class="muted">(no domain figures in this run)</p>'
+    note = ('<p class="muted">From <code>docs/catalogue.md</code> (<code>posttrain domains '
+            'catalogue</code>): pass rates per level, easiest first, of the reference solver and '
+            'of the catalogue\'s model; <code>-</code> = not measured.</p>')
+    return note + H.table(["domain", "skill", "kind", "tier", "reference", "catalogue model"], rows)
+
+
+def _run_domains(summary: Mapping[str, Any], rows: list[dict[str, Any]]) -> list[str]:
+    names = set(_heldout(summary, "heldout_before")[0]) | set(_heldout(summary, "heldout_after")[0])
+    for r in rows:
+        names |= {k.split("/", 1)[1] for k in r if k.startswith("reward/") and "." in k}
+    return sorted(names)
+
+
 def render_run_report(run_dir: str | Path) -> Path:
     """Write ``run_dir/report.html`` from the run's files; return its path."""
     from .audit import audit_section
@@ -154,6 +198,8 @@ def render_run_report(run_dir: str | Path) -> Path:
         H.section("Loss", H.figure(metric_curves(rows, "loss/", "Losses"), "loss curves"), "loss"),
         H.section("Curriculum", curriculum_section(cur), "curriculum"),
         H.section("Wall time", phase_table(summary), "wall"),
+        H.section("Domains in the catalogue", catalogue_section(_run_domains(summary, rows)),
+                  "catalogue"),
     ]
     if results is not None:
         sections += eval_sections(results, compare)

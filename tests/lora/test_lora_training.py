@@ -116,7 +116,7 @@ def test_unknown_target_module_is_a_config_error_naming_the_layers(make_cfg, tar
         assert name in msg
 
 
-def test_lora_with_process_executor_or_vllm_is_refused(make_cfg):
+def test_lora_with_the_process_executor_is_refused(make_cfg):
     with pytest.raises(ConfigError, match="executor"):
         check_run_config(make_cfg(rl__max_policy_lag=1, async_rl__executor="process"))
     check_run_config(make_cfg(rl__max_policy_lag=1))  # threads: fine
