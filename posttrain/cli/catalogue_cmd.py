@@ -63,6 +63,16 @@ def stale(doc: dict[str, Any], current: dict[str, dict[str, Any]]) -> dict[str, 
     return out
 
 
+# A record change in these keys only (the skill line) is no change of the domain: its measured
+# figures hold, so rewording a docstring never drops the model's column or re-measures.
+_WORDING = ("summary",)
+
+
+def _same_domain(old: Any, new: dict[str, Any]) -> bool:
+    return isinstance(old, dict) and all(old.get(k) == new[k] for k in RECORD_KEYS
+                                         if k not in _WORDING)
+
+
 def measure(ids: List[str], current: dict[str, dict[str, Any]], doc: dict[str, Any],
             model: Optional[Path], log: Any, save: Any = None, again: frozenset = frozenset()) -> None:
     """Measure ``ids`` into ``doc`` in place (the reference always; the model with ``model``);
@@ -79,8 +89,9 @@ def measure(ids: List[str], current: dict[str, dict[str, Any]], doc: dict[str, A
     for k, did in enumerate(ids, 1):
         dom = get_domain(did)
         old = doc["domains"].get(did, {})
-        if old.get("record") == current[did] and "reference" in old and did not in again:
-            entry = dict(old)  # current: only the model's column is wanted
+        same = _same_domain(old.get("record"), current[did])
+        if same and "reference" in old and did not in again:
+            entry = {**old, "record": current[did]}  # current: only the model's column is wanted
         else:
             ref = params["reference"]  # the real tier drives real tools (a minute a task): fewer
             n_ref = ref["n_tasks_real"] if current[did]["tier"] == "real" else ref["n_tasks"]
@@ -88,7 +99,7 @@ def measure(ids: List[str], current: dict[str, dict[str, Any]], doc: dict[str, A
         if backend is not None:
             res = calibrate(backend, [did], **params["model"])
             entry["model"] = res["domains"][did]
-        elif old.get("record") == current[did] and "model" in old:
+        elif same and "model" in old:
             entry["model"] = old["model"]  # still the same domain: its model figures hold
         doc["domains"][did] = entry
         log(f"[{k}/{len(ids)}] {did}")

@@ -76,3 +76,25 @@ def test_render_is_a_pure_function_of_the_data():
     text = render(doc)
     assert text.startswith("# Domain catalogue") and "issue 12" in text
     assert text.count("\n| `") == len(doc["domains"])
+
+
+def test_a_reworded_skill_line_keeps_the_measured_figures(tmp_path):
+    doc = json.loads(PATH.read_text())
+    data, out = tmp_path / "cal.json", tmp_path / "catalogue.md"
+    old = copy.deepcopy(doc)
+    entry = old["domains"]["math.sub-v1"]
+    entry["record"]["summary"] = "an older wording"
+    entry["model"] = {"1": {"pass_rate": 0.25, "n_tasks": 8}}  # a figure no rerun would make
+    entry["reference"]["1"]["pass_rate"] = 0.5
+    data.write_text(json.dumps(old))
+    r = _catalogue("--data", str(data), "--out", str(out))
+    assert r.exit_code == 0, r.output
+    new = json.loads(data.read_text())["domains"]["math.sub-v1"]
+    assert new["record"] == doc["domains"]["math.sub-v1"]["record"]  # the wording is current
+    assert new["model"] == {"1": {"pass_rate": 0.25, "n_tasks": 8}}  # nothing dropped
+    assert new["reference"]["1"]["pass_rate"] == 0.5  # nor re-measured
+    old["domains"]["math.sub-v1"]["record"]["difficulties"] = [1, 2]  # a real change re-measures
+    data.write_text(json.dumps(old))
+    assert _catalogue("--data", str(data), "--out", str(out)).exit_code == 0
+    again = json.loads(data.read_text())["domains"]["math.sub-v1"]
+    assert "model" not in again and again["reference"]["1"]["pass_rate"] == 1.0
