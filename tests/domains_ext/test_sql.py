@@ -10,7 +10,7 @@ import pytest
 import posttrain.domains.sql  # noqa: F401  (registers the domains)
 from posttrain.domains.base import DOMAINS, sample_task
 from posttrain.domains.math_ext._selfcheck import check_domain_quick
-from posttrain.domains.sql._db import open_db, run_on_seed
+from posttrain.domains.sql._kit import open_db, run_on_seed
 from posttrain.verifiers.sqlresult import QueryResult, compare_results, connect, run_query
 
 IDS = sorted(i for i in DOMAINS.ids() if i.startswith("sql."))

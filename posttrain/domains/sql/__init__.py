@@ -2,8 +2,10 @@
 
 The policy sees the schema and sample rows of one database instance; its query is run
 read-only (:mod:`posttrain.verifiers.sqlresult`) on two hidden instances and compared with the
-reference query's result there. Modules: ``queries_basic`` (single-table skills) and
-``queries_adv`` (joins, subqueries, windows, set operations); ``_db`` holds the data generator.
+reference query's result there. Modules by skill: ``filtering`` (WHERE, dates, NULLs, CASE),
+``aggregation`` (COUNT, GROUP BY, HAVING, roll-ups), ``joins`` (joins, anti-joins, set
+operations, subqueries), ``ranking`` (ORDER BY/LIMIT, n-th highest, windows); ``_kit`` holds
+the database generator and :func:`~posttrain.domains.sql._kit.sql_domain`.
 """
 
-from . import queries_adv, queries_basic  # noqa: F401  (registration side effects)
+from . import aggregation, filtering, joins, ranking  # noqa: F401  (registration side effects)

@@ -1,4 +1,5 @@
-"""The seeded company database every SQL domain queries, and the task plumbing they share.
+"""The SQL family's kit: the seeded company database and :func:`sql_domain`, the constructor
+that makes a question generator a domain (shared task drawing, checker and probes).
 
 One schema (departments, employees, customers, products, orders); rows depend only on an
 integer seed, so a task stores seeds, never data. The policy sees the schema and a few sample
@@ -6,6 +7,9 @@ rows of a *public* seed; scoring runs the policy's query and the reference query
 *hidden* seeds (:func:`make_sql_task` retries until the answers differ between the public and
 hidden databases, are non-empty, and differ from the "return the whole table" probes), so a
 hard-coded result or an unfiltered query scores 0.
+
+A domain is ``sql_domain(id, question, description)``: ``question(rng, difficulty) ->
+Question`` is the only part that varies; the checker reads the id from ``task.domain``.
 
 Guarantees: salaries and prices are unique within a database (orderings have no ties);
 vocabulary used in questions (department names, cities, categories, statuses, years) is
@@ -23,6 +27,7 @@ from typing import Any, Callable, NamedTuple
 
 from posttrain.core.types import Score, Task
 from posttrain.domains._helpers import make_task
+from posttrain.domains.kit.single_turn import SingleTurnDomain
 from posttrain.verifiers.sqlresult import QueryResult, compare_results, connect, run_query
 
 from ..math_ext._kit import answer_text, fail
@@ -37,6 +42,7 @@ FIRST = ["Ada", "Ben", "Cleo", "Dan", "Eva", "Finn", "Gus", "Hana", "Ivo", "Jade
 LAST = ["Adams", "Brown", "Costa", "Diaz", "Evans", "Fox", "Gray", "Hill", "Ivanov", "Jones", "King", "Lopez"]
 ADJ = ["Red", "Tiny", "Smart", "Classic", "Quiet", "Rapid", "Golden", "Soft", "Bold", "Fresh"]
 NOUN = ["Lamp", "Kettle", "Novel", "Drone", "Rake", "Guitar", "Ball", "Puzzle", "Pan", "Atlas", "Kite", "Drum"]
+REVENUE = "o.quantity * p.price"  # an order line's revenue in a query joining orders o and products p
 
 SCHEMA = """CREATE TABLE departments (id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT NOT NULL, budget INTEGER NOT NULL);
 CREATE TABLE employees (id INTEGER PRIMARY KEY, name TEXT NOT NULL, dept_id INTEGER NOT NULL REFERENCES departments(id), manager_id INTEGER REFERENCES employees(id), salary INTEGER NOT NULL, bonus INTEGER, hire_date TEXT NOT NULL);
@@ -152,7 +158,10 @@ def _hardcoded(res: QueryResult) -> str:
     return " UNION ALL ".join("SELECT " + ", ".join(lit(v) for v in r) for r in res.rows[:40])
 
 
-def score_sql(dom_id: str, task: Task, answer: str) -> Score:
+def score_sql(task: Task, answer: str) -> Score:
+    """The result of ``answer`` against the reference's on both hidden databases (0.5 per database
+    for the right rows in the wrong order when an order is asked)."""
+    dom_id = task.domain
     sql = answer_text(answer)
     if not sql:
         return fail(dom_id, "empty answer")
@@ -174,19 +183,14 @@ def sql_probes(task: Task) -> dict[str, str]:
             "two_statements": f"{task.hidden['whole_table']}; {task.hidden['answer']}"}
 
 
-class SqlPlumbing:
-    """The scoring side every SQL domain shares (each domain writes its own ``generate``)."""
+def _draw(dom_id: str, question: Callable[[random.Random, int], Question],
+          rng: random.Random, difficulty: int) -> Task:
+    return make_sql_task(dom_id, difficulty, rng, question)
 
-    family = "sql"
-    difficulties = (1, 2, 3)
-    env_kind = "single_turn"
-    id = ""
 
-    def solve(self, task: Task) -> str:
-        return task.hidden["answer"]
-
-    def score(self, task: Task, answer: str) -> Score:
-        return score_sql(self.id, task, answer)
-
-    def probes(self, task: Task) -> dict[str, str]:
-        return sql_probes(task)
+def sql_domain(dom_id: str, question: Callable[[random.Random, int], Question],
+               description: str) -> SingleTurnDomain:
+    """The domain asking ``question``'s questions, scored by :func:`score_sql` with :func:`sql_probes`."""
+    # functools.partial of module-level functions (not a closure) keeps the record picklable
+    return SingleTurnDomain(dom_id, functools.partial(_draw, dom_id, question), score_sql, sql_probes,
+                            description=description)
