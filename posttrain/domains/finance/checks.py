@@ -24,12 +24,11 @@ from __future__ import annotations
 import json
 import random
 
-from posttrain.core.types import Score, Task
+from posttrain.core.types import Task
 from posttrain.domains.base import register_domain
 from posttrain.domains.finance import _kit
 from posttrain.domains.finance._company import make_company, unit_multiplier
 from posttrain.domains.finance._render import render_filing
-from posttrain.domains.finance.statements import layout
 
 CHECKS = {
     "cash": "the cash-flow statement's cash at end of year equals the balance sheet's cash and cash equivalents",
@@ -64,119 +63,111 @@ def _plant(rng: random.Random, co: dict, check: str, year: int, difficulty: int)
     return (target[0], target[1], year), wrong
 
 
-@register_domain
-class CrossCheck:
-    """Find the broken cross-statement check and its discrepancy (see the module docstring)."""
-
-    id = "finance.crosscheck-v1"
-    family = "finance"
-    difficulties = (1, 2, 3)
-    env_kind = "single_turn"
-
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        lay = layout(rng, difficulty, ("income", "balance", "cashflow"))
-        co = make_company(rng, lay["years"])
-        check = rng.choice(list(CHECKS))
-        year = rng.choice(co["years"][1:])  # the roll-forward needs the prior year on the page
-        where, wrong = _plant(rng, co, check, year, difficulty)
-        true = co[where[0]][year][where[1]]
-        doc = render_filing(co, rng, lay["style"], parts=lay["parts"], long=lay["long"], overrides={where: wrong})
-        checks = "\n".join(f"  {k}: {v}" for k, v in CHECKS.items())
-        extra = (f"Exactly one of these checks fails for fiscal {year} (every figure it uses is as printed):\n"
-                 f"{checks}\n")
-        specs = [_kit.choice("failed_check"), _kit.amount("discrepancy", unit_multiplier(co), weight=2.0)]
-        exp = {"failed_check": check, "discrepancy": wrong - true}
-        qs = {"failed_check": f"which check fails: one of {', '.join(CHECKS)}",
-              "discrepancy": f"the amount that makes the check fail, in {co['unit']}: the figure as printed minus "
-                             "the figure the check implies from the other printed figures"}
-        if difficulty >= 3:
-            y = co["years"][-1]
-            specs.append(_kit.amount(f"free_cash_flow_{y}", unit_multiplier(co)))
-            cf = co["cashflow"][y]
-            exp[f"free_cash_flow_{y}"] = cf["cfo"] + cf["capex"]
-            qs[f"free_cash_flow_{y}"] = (f"free cash flow for fiscal {y}: net cash provided by operating activities "
-                                         "plus capital expenditures (which are negative)")
-        task = _kit.build_task(self.id, difficulty, doc, qs, specs, exp, scale=unit_multiplier(co),
-                               gates={"failed_check": "discrepancy"}, extra=extra)
-        return task
-
-    def solve(self, task: Task) -> str:
-        return _kit.solve(task)
-
-    def score(self, task: Task, answer: str) -> Score:
-        return _kit.score(task, answer, self.id)
-
-    def probes(self, task: Task) -> dict[str, str]:
-        out = _kit.probes(task)
-        ref = json.loads(_kit.solve(task))
-        extra = {k: 0 for k in ref if k not in ("failed_check", "discrepancy")}
-        out["name_only"] = json.dumps({**ref, "discrepancy": 0, **extra})
-        out["sign_flipped"] = json.dumps({**ref, "discrepancy": -ref["discrepancy"], **extra})
-        for other in CHECKS:
-            if other != ref["failed_check"]:
-                out[f"guess_{other}"] = json.dumps({**ref, "failed_check": other, "discrepancy": 0, **extra})
-        return out
+ID_CROSSCHECK = "finance.crosscheck-v1"
 
 
-@register_domain
-class Notes:
-    """Per-share, segment and debt-maturity figures from the notes (see the module docstring)."""
+def _draw_crosscheck(rng: random.Random, difficulty: int) -> Task:
+    lay = _kit.layout(rng, difficulty, ("income", "balance", "cashflow"))
+    co = make_company(rng, lay["years"])
+    check = rng.choice(list(CHECKS))
+    year = rng.choice(co["years"][1:])  # the roll-forward needs the prior year on the page
+    where, wrong = _plant(rng, co, check, year, difficulty)
+    true = co[where[0]][year][where[1]]
+    doc = render_filing(co, rng, lay["style"], parts=lay["parts"], long=lay["long"], overrides={where: wrong})
+    checks = "\n".join(f"  {k}: {v}" for k, v in CHECKS.items())
+    extra = (f"Exactly one of these checks fails for fiscal {year} (every figure it uses is as printed):\n"
+             f"{checks}\n")
+    specs = [_kit.choice("failed_check"), _kit.amount("discrepancy", unit_multiplier(co), weight=2.0)]
+    exp = {"failed_check": check, "discrepancy": wrong - true}
+    qs = {"failed_check": f"which check fails: one of {', '.join(CHECKS)}",
+          "discrepancy": f"the amount that makes the check fail, in {co['unit']}: the figure as printed minus "
+                         "the figure the check implies from the other printed figures"}
+    if difficulty >= 3:
+        y = co["years"][-1]
+        specs.append(_kit.amount(f"free_cash_flow_{y}", unit_multiplier(co)))
+        cf = co["cashflow"][y]
+        exp[f"free_cash_flow_{y}"] = cf["cfo"] + cf["capex"]
+        qs[f"free_cash_flow_{y}"] = (f"free cash flow for fiscal {y}: net cash provided by operating activities "
+                                     "plus capital expenditures (which are negative)")
+    task = _kit.build_task(ID_CROSSCHECK, difficulty, doc, qs, specs, exp, scale=unit_multiplier(co),
+                           gates={"failed_check": "discrepancy"}, extra=extra)
+    return task
 
-    id = "finance.notes-v1"
-    family = "finance"
-    difficulties = (1, 2, 3)
-    env_kind = "single_turn"
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        lay = layout(rng, difficulty, ("income", "notes"))
-        if difficulty == 1:
-            lay["parts"] = ("income", "notes")
-        co = make_company(rng, lay["years"])
-        doc = render_filing(co, rng, lay["style"], parts=lay["parts"], long=lay["long"])
-        ys, mult = co["years"], unit_multiplier(co)
-        y = rng.choice(ys)
-        segs = list(co["segments"][y])
-        seg = rng.choice(segs)
-        n = rng.randint(2, 3)
-        last = ys[-1]
-        cands = {
-            f"eps_{y}": (_kit.ratio(f"eps_{y}"), co["income"][y]["net_income"] / co["shares"][y],
-                         f"diluted earnings per share for fiscal {y} (net income / weighted-average diluted shares), "
-                         "in U.S. dollars per share"),
-            f"{seg.lower()}_share_pct_{y}": (_kit.percent(f"{seg.lower()}_share_pct_{y}"),
-                                             100 * co["segments"][y][seg] / co["income"][y]["revenue"],
-                                             f"{seg} segment revenue as a percent of total revenue, fiscal {y}"),
-            f"debt_due_within_{n}y": (_kit.amount(f"debt_due_within_{n}y", mult),
-                                      sum(co["maturities"][last + k] for k in range(1, n + 1)),
-                                      f"total debt principal due in fiscal {last + 1} through {last + n}, "
-                                      f"in {co['unit']}"),
-        }
-        if len(ys) >= 2:
-            a, b = co["segments"][ys[-2]][seg], co["segments"][ys[-1]][seg]
-            cands[f"{seg.lower()}_growth_pct"] = (_kit.percent(f"{seg.lower()}_growth_pct"), 100 * (b - a) / a,
-                                                  f"growth of {seg} segment revenue from fiscal {ys[-2]} to "
-                                                  f"{ys[-1]}, in percent")
-        names = [k for k, (spec, v, _) in cands.items() if abs(v) > 10 * max(spec.abs_tol, 1e-3)]
-        names = rng.sample(names, min(len(names), difficulty + (difficulty == 3)))
-        if not names:
-            names = [f"debt_due_within_{n}y"]
-        specs = [cands[k][0] for k in names]
-        exp = {k: round(cands[k][1], 6) if cands[k][0].kind != "amount" else cands[k][1] for k in names}
-        qs = {k: cands[k][2] for k in names}
-        task = _kit.build_task(self.id, difficulty, doc, qs, specs, exp, scale=mult)
-        task.hidden["shares_scaled"] = {k: exp[k] / 1000 for k in names if k.startswith("eps_")}
-        return task
+def _crosscheck_probes(task: Task) -> dict[str, str]:
+    out = {}
+    ref = json.loads(_kit.solve(task))
+    extra = {k: 0 for k in ref if k not in ("failed_check", "discrepancy")}
+    out["name_only"] = json.dumps({**ref, "discrepancy": 0, **extra})
+    out["sign_flipped"] = json.dumps({**ref, "discrepancy": -ref["discrepancy"], **extra})
+    for other in CHECKS:
+        if other != ref["failed_check"]:
+            out[f"guess_{other}"] = json.dumps({**ref, "failed_check": other, "discrepancy": 0, **extra})
+    return out
 
-    def solve(self, task: Task) -> str:
-        return _kit.solve(task)
 
-    def score(self, task: Task, answer: str) -> Score:
-        return _kit.score(task, answer, self.id)
+register_domain(_kit.field_domain(ID_CROSSCHECK, _draw_crosscheck, """\
+Reconciling the statements: find which cross-statement check was broken and by how much.
 
-    def probes(self, task: Task) -> dict[str, str]:
-        out = _kit.probes(task)
-        ref = json.loads(_kit.solve(task))
-        eps = task.hidden.get("shares_scaled") or {}
-        if eps and len(ref) == len(eps):
-            out["eps_wrong_share_scale"] = json.dumps({**ref, **eps})
-        return out
+One of three checks (cash-flow ending cash vs balance-sheet cash; cash-flow net income vs the
+income statement; the retained-earnings roll-forward) is broken on purpose; the answer names it
+and the signed discrepancy (the name counts only when the discrepancy is right). At d3 the
+planted error is a transposition of two adjacent digits and free cash flow is asked too.
+""", _crosscheck_probes))
+
+
+ID_NOTES = "finance.notes-v1"
+
+
+def _draw_notes(rng: random.Random, difficulty: int) -> Task:
+    co, doc, _ = _kit.company_and_doc(rng, difficulty, ("income", "notes"))
+    ys, mult = co["years"], unit_multiplier(co)
+    y = rng.choice(ys)
+    segs = list(co["segments"][y])
+    seg = rng.choice(segs)
+    n = rng.randint(2, 3)
+    last = ys[-1]
+    cands = {
+        f"eps_{y}": (_kit.ratio(f"eps_{y}"), co["income"][y]["net_income"] / co["shares"][y],
+                     f"diluted earnings per share for fiscal {y} (net income / weighted-average diluted shares), "
+                     "in U.S. dollars per share"),
+        f"{seg.lower()}_share_pct_{y}": (_kit.percent(f"{seg.lower()}_share_pct_{y}"),
+                                         100 * co["segments"][y][seg] / co["income"][y]["revenue"],
+                                         f"{seg} segment revenue as a percent of total revenue, fiscal {y}"),
+        f"debt_due_within_{n}y": (_kit.amount(f"debt_due_within_{n}y", mult),
+                                  sum(co["maturities"][last + k] for k in range(1, n + 1)),
+                                  f"total debt principal due in fiscal {last + 1} through {last + n}, "
+                                  f"in {co['unit']}"),
+    }
+    if len(ys) >= 2:
+        a, b = co["segments"][ys[-2]][seg], co["segments"][ys[-1]][seg]
+        cands[f"{seg.lower()}_growth_pct"] = (_kit.percent(f"{seg.lower()}_growth_pct"), 100 * (b - a) / a,
+                                              f"growth of {seg} segment revenue from fiscal {ys[-2]} to "
+                                              f"{ys[-1]}, in percent")
+    names = [k for k, (spec, v, _) in cands.items() if abs(v) > 10 * max(spec.abs_tol, 1e-3)]
+    names = rng.sample(names, min(len(names), difficulty + (difficulty == 3)))
+    if not names:
+        names = [f"debt_due_within_{n}y"]
+    specs = [cands[k][0] for k in names]
+    exp = {k: round(cands[k][1], 6) if cands[k][0].kind != "amount" else cands[k][1] for k in names}
+    qs = {k: cands[k][2] for k in names}
+    task = _kit.build_task(ID_NOTES, difficulty, doc, qs, specs, exp, scale=mult)
+    task.hidden["shares_scaled"] = {k: exp[k] / 1000 for k in names if k.startswith("eps_")}
+    return task
+
+
+def _notes_probes(task: Task) -> dict[str, str]:
+    out = {}
+    ref = json.loads(_kit.solve(task))
+    eps = task.hidden.get("shares_scaled") or {}
+    if eps and len(ref) == len(eps):
+        out["eps_wrong_share_scale"] = json.dumps({**ref, **eps})
+    return out
+
+
+register_domain(_kit.field_domain(ID_NOTES, _draw_notes, """\
+Reading the notes to a filing: diluted EPS, segment shares, debt maturities, segment growth.
+
+Diluted earnings per share (net income / weighted-average diluted shares), a segment's share of
+revenue, total debt due within N years and a segment's growth, from the notes.
+""", _notes_probes))

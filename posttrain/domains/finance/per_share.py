@@ -26,8 +26,7 @@ import random
 from posttrain.core.types import Task
 from posttrain.domains.base import register_domain
 from posttrain.domains.finance import _kit
-from posttrain.domains.finance._fieldtask import Field, FieldDomain, build, fields_from, pick
-from posttrain.domains.finance._filingtask import Ctx, filing_task
+from posttrain.domains.finance._kit import Ctx, Field, build, fields_from, filing_task, pick
 from posttrain.verifiers.fields import FieldSpec
 
 
@@ -62,21 +61,27 @@ def _dividends(c: Ctx, mistake: str | None) -> dict[str, Field]:
     }
 
 
-@register_domain
-class Dividends(FieldDomain):
-    """Dividend figures from a filing (see the module docstring)."""
+ID_DIVIDENDS = "finance.dividends-v1"
 
-    id = "finance.dividends-v1"
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        names = {1: ["dividends_paid", "dividends_per_share"],
-                 2: ["dividends_per_share", "payout_ratio_pct", "dividend_yield_pct"],
-                 3: ["dividends_per_share", "payout_ratio_pct", "dividend_yield_pct", "sustainable_growth_pct",
-                     "fcf_payout_pct"]}[difficulty]
-        parts = ("cashflow", "notes")
-        extra = None if difficulty == 1 else (
-            lambda c: f"Market data: the share price at the end of fiscal {c.y} was ${_price(c):,.2f}.\n")
-        return filing_task(self.id, rng, difficulty, parts, _dividends, names, mistakes=("shares_scale",), extra=extra)
+def _draw_dividends(rng: random.Random, difficulty: int) -> Task:
+    names = {1: ["dividends_paid", "dividends_per_share"],
+             2: ["dividends_per_share", "payout_ratio_pct", "dividend_yield_pct"],
+             3: ["dividends_per_share", "payout_ratio_pct", "dividend_yield_pct", "sustainable_growth_pct",
+                 "fcf_payout_pct"]}[difficulty]
+    parts = ("cashflow", "notes")
+    extra = None if difficulty == 1 else (
+        lambda c: f"Market data: the share price at the end of fiscal {c.y} was ${_price(c):,.2f}.\n")
+    return filing_task(ID_DIVIDENDS, rng, difficulty, parts, _dividends, names, mistakes=("shares_scale",), extra=extra)
+
+
+register_domain(_kit.field_domain(ID_DIVIDENDS, _draw_dividends, """\
+Dividend figures from a filing.
+
+Over a generated filing (cash-flow statement and share notes): dividends paid and dividends per
+share (d1); payout ratio and dividend yield at a stated year-end share price (d2); sustainable
+growth rate (ROE on year-end equity x retention ratio) and the payout of free cash flow (d3).
+"""))
 
 
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -99,44 +104,52 @@ def _eps(p: dict, mistake: str | None = None) -> dict[str, float]:
     return {"weighted_avg_shares": waso, "basic_eps": basic, "diluted_eps": min(num / den, basic)}
 
 
-@register_domain
-class EpsDilution(FieldDomain):
-    """Weighted-average shares, basic and diluted EPS from a share note (see the module docstring)."""
+ID_EPS_DILUTION = "finance.eps_dilution-v1"
 
-    id = "finance.eps_dilution-v1"
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        s0 = rng.randint(20, 900) * 100_000
-        p = {"s0": s0, "issued": rng.randint(5, 30) * s0 // 100, "m_issue": rng.randint(1, 11),
-             "bought": rng.randint(2, 10) * s0 // 100 if difficulty > 1 else 0, "m_buy": rng.randint(1, 11),
-             "ni": s0 * rng.randint(50, 900) // 100, "pref": 0, "options": 0, "strike": 10.0, "avg_price": 20.0,
-             "conv_shares": 0, "conv_interest": 0, "tax": rng.choice([0.21, 0.25, 0.3])}
-        lines = [f"Shares outstanding on January 1: {s0:,}",
-                 f"Issued for cash on {MONTHS[p['m_issue']]} 1: {p['issued']:,} shares",
-                 f"Net income for the year: ${p['ni']:,}"]
-        if difficulty > 1:
-            p["pref"] = p["ni"] * rng.randint(3, 15) // 100
-            p["options"] = s0 * rng.randint(3, 12) // 100
-            p["strike"] = float(rng.randint(5, 60))
-            p["avg_price"] = round(p["strike"] * rng.uniform(1.2, 2.5), 2)
-            lines += [f"Repurchased on {MONTHS[p['m_buy']]} 1: {p['bought']:,} shares",
-                      f"Preferred dividends declared: ${p['pref']:,}",
-                      f"Stock options outstanding all year: {p['options']:,}, exercise price ${p['strike']:.2f}; "
-                      f"average market price of the shares during the year ${p['avg_price']:.2f}"]
-        if difficulty == 3:
-            face = rng.randint(10, 200) * 100_000
-            p["conv_interest"] = face * rng.randint(2, 8) // 100
-            p["conv_shares"] = s0 * rng.randint(2, 15) // 100
-            lines.append(f"Convertible bonds outstanding all year: ${face:,} face value, interest expense "
-                         f"${p['conv_interest']:,}, convertible into {p['conv_shares']:,} shares; tax rate "
-                         f"{p['tax']:.0%}")
-        doc = ("Note 12. Share capital and earnings per share (fiscal year = calendar year)\n" + "\n".join(lines)
-               + "\nUse the treasury-stock method for options and the if-converted method for convertible debt; "
-                 "exclude anti-dilutive securities.")
-        names = ["weighted_avg_shares", "basic_eps"] + (["diluted_eps"] if difficulty > 1 else [])
-        table = {"weighted_avg_shares": (lambda n: FieldSpec(n, "amount", 1.0, 1.0, rel_tol=1e-4),
-                                         "weighted-average common shares outstanding for the year"),
-                 "basic_eps": (_kit.ratio, "basic earnings per share in dollars"),
-                 "diluted_eps": (_kit.ratio, "diluted earnings per share in dollars")}
-        traps = {m: pick(_eps(p, m), names) for m in ("year_end_shares", "ignore_preferred", "options_full")}
-        return build(self.id, difficulty, doc, fields_from(_eps(p), table, names), scale=None, traps=traps)
+def _draw_eps_dilution(rng: random.Random, difficulty: int) -> Task:
+    s0 = rng.randint(20, 900) * 100_000
+    p = {"s0": s0, "issued": rng.randint(5, 30) * s0 // 100, "m_issue": rng.randint(1, 11),
+         "bought": rng.randint(2, 10) * s0 // 100 if difficulty > 1 else 0, "m_buy": rng.randint(1, 11),
+         "ni": s0 * rng.randint(50, 900) // 100, "pref": 0, "options": 0, "strike": 10.0, "avg_price": 20.0,
+         "conv_shares": 0, "conv_interest": 0, "tax": rng.choice([0.21, 0.25, 0.3])}
+    lines = [f"Shares outstanding on January 1: {s0:,}",
+             f"Issued for cash on {MONTHS[p['m_issue']]} 1: {p['issued']:,} shares",
+             f"Net income for the year: ${p['ni']:,}"]
+    if difficulty > 1:
+        p["pref"] = p["ni"] * rng.randint(3, 15) // 100
+        p["options"] = s0 * rng.randint(3, 12) // 100
+        p["strike"] = float(rng.randint(5, 60))
+        p["avg_price"] = round(p["strike"] * rng.uniform(1.2, 2.5), 2)
+        lines += [f"Repurchased on {MONTHS[p['m_buy']]} 1: {p['bought']:,} shares",
+                  f"Preferred dividends declared: ${p['pref']:,}",
+                  f"Stock options outstanding all year: {p['options']:,}, exercise price ${p['strike']:.2f}; "
+                  f"average market price of the shares during the year ${p['avg_price']:.2f}"]
+    if difficulty == 3:
+        face = rng.randint(10, 200) * 100_000
+        p["conv_interest"] = face * rng.randint(2, 8) // 100
+        p["conv_shares"] = s0 * rng.randint(2, 15) // 100
+        lines.append(f"Convertible bonds outstanding all year: ${face:,} face value, interest expense "
+                     f"${p['conv_interest']:,}, convertible into {p['conv_shares']:,} shares; tax rate "
+                     f"{p['tax']:.0%}")
+    doc = ("Note 12. Share capital and earnings per share (fiscal year = calendar year)\n" + "\n".join(lines)
+           + "\nUse the treasury-stock method for options and the if-converted method for convertible debt; "
+             "exclude anti-dilutive securities.")
+    names = ["weighted_avg_shares", "basic_eps"] + (["diluted_eps"] if difficulty > 1 else [])
+    table = {"weighted_avg_shares": (lambda n: FieldSpec(n, "amount", 1.0, 1.0, rel_tol=1e-4),
+                                     "weighted-average common shares outstanding for the year"),
+             "basic_eps": (_kit.ratio, "basic earnings per share in dollars"),
+             "diluted_eps": (_kit.ratio, "diluted earnings per share in dollars")}
+    traps = {m: pick(_eps(p, m), names) for m in ("year_end_shares", "ignore_preferred", "options_full")}
+    return build(ID_EPS_DILUTION, difficulty, doc, fields_from(_eps(p), table, names), scale=None, traps=traps)
+
+
+register_domain(_kit.field_domain(ID_EPS_DILUTION, _draw_eps_dilution, """\
+Weighted-average shares, basic and diluted EPS from a share note.
+
+A share-capital note: shares at the start of the year, issuances and buybacks dated within the
+year (time-weighted), preferred dividends, stock options (treasury-stock method at the average
+market price) and (d3) a convertible bond (if-converted method, after-tax interest added back,
+included only when dilutive). Asks the weighted-average share count, basic EPS and (d2+) diluted
+EPS.
+"""))

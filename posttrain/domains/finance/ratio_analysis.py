@@ -30,8 +30,7 @@ import random
 from posttrain.core.types import Task
 from posttrain.domains.base import register_domain
 from posttrain.domains.finance import _kit
-from posttrain.domains.finance._fieldtask import Field, FieldDomain
-from posttrain.domains.finance._filingtask import Ctx, filing_task
+from posttrain.domains.finance._kit import Ctx, Field, filing_task
 
 
 def _liquidity(c: Ctx, mistake: str | None) -> dict[str, Field]:
@@ -59,17 +58,22 @@ def _liquidity(c: Ctx, mistake: str | None) -> dict[str, Field]:
     }
 
 
-@register_domain
-class Liquidity(FieldDomain):
-    """Liquidity ratios from the balance sheet (see the module docstring)."""
+ID_LIQUIDITY = "finance.liquidity-v1"
 
-    id = "finance.liquidity-v1"
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        names = {1: ["quick_ratio", "working_capital"], 2: ["current_ratio", "quick_ratio", "cash_ratio"],
-                 3: ["current_ratio", "quick_ratio", "cash_ratio", "working_capital", "quick_ratio_change"]}[difficulty]
-        return filing_task(self.id, rng, difficulty, ("balance",), _liquidity, names, prior=difficulty == 3,
-                           mistakes=("inventory_in_quick",))
+def _draw_liquidity(rng: random.Random, difficulty: int) -> Task:
+    names = {1: ["quick_ratio", "working_capital"], 2: ["current_ratio", "quick_ratio", "cash_ratio"],
+             3: ["current_ratio", "quick_ratio", "cash_ratio", "working_capital", "quick_ratio_change"]}[difficulty]
+    return filing_task(ID_LIQUIDITY, rng, difficulty, ("balance",), _liquidity, names, prior=difficulty == 3,
+                       mistakes=("inventory_in_quick",))
+
+
+register_domain(_kit.field_domain(ID_LIQUIDITY, _draw_liquidity, """\
+Liquidity ratios from the balance sheet.
+
+Quick ratio and working capital (d1); current, quick and cash ratios (d2); all of them plus the
+change in the quick ratio from the prior year (d3).
+"""))
 
 
 def _bal(c: Ctx, item: str, average: bool) -> float:
@@ -95,18 +99,24 @@ def _efficiency(c: Ctx, mistake: str | None, average: bool) -> dict[str, Field]:
     }
 
 
-@register_domain
-class Efficiency(FieldDomain):
-    """Working-capital days and the cash conversion cycle (see the module docstring)."""
+ID_EFFICIENCY = "finance.efficiency-v1"
 
-    id = "finance.efficiency-v1"
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        names = {1: ["dso", "dio"], 2: ["dso", "dio", "dpo", "ccc"], 3: ["dso", "dio", "dpo", "ccc"]}[difficulty]
-        avg = difficulty == 3
-        return filing_task(self.id, rng, difficulty, ("income", "balance"),
-                           lambda c, m: _efficiency(c, m, avg), names, prior=avg, mistakes=("days_360",),
-                           extra=lambda c: "Give day counts rounded to two decimals.\n")
+def _draw_efficiency(rng: random.Random, difficulty: int) -> Task:
+    names = {1: ["dso", "dio"], 2: ["dso", "dio", "dpo", "ccc"], 3: ["dso", "dio", "dpo", "ccc"]}[difficulty]
+    avg = difficulty == 3
+    return filing_task(ID_EFFICIENCY, rng, difficulty, ("income", "balance"),
+                       lambda c, m: _efficiency(c, m, avg), names, prior=avg, mistakes=("days_360",),
+                       extra=lambda c: "Give day counts rounded to two decimals.\n")
+
+
+register_domain(_kit.field_domain(ID_EFFICIENCY, _draw_efficiency, """\
+Working-capital days and the cash conversion cycle.
+
+Days sales outstanding, days inventory outstanding, days payables outstanding and the cash
+conversion cycle (365-day year); ending balances at d1-d2, averages of opening and closing
+balances at d3.
+"""))
 
 
 def _dupont(c: Ctx, mistake: str | None, average: bool) -> dict[str, Field]:
@@ -128,20 +138,26 @@ def _dupont(c: Ctx, mistake: str | None, average: bool) -> dict[str, Field]:
     return {n: Field(s(n), v, f"fiscal {c.y}: {q}") for n, (s, v, q) in f.items()}
 
 
-@register_domain
-class DuPont(FieldDomain):
-    """Return on equity and its DuPont factors (see the module docstring)."""
+ID_DUPONT = "finance.dupont-v1"
 
-    id = "finance.dupont-v1"
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        names = {1: ["net_margin_pct", "asset_turnover", "equity_multiplier", "roe_pct"],
-                 2: ["net_margin_pct", "asset_turnover", "equity_multiplier", "roe_pct", "roa_pct"],
-                 3: ["tax_burden", "interest_burden", "ebit_margin_pct", "asset_turnover", "equity_multiplier",
-                     "roe_pct"]}[difficulty]
-        avg = difficulty == 3
-        return filing_task(self.id, rng, difficulty, ("income", "balance"), lambda c, m: _dupont(c, m, avg), names,
-                           prior=avg, mistakes=("multiplier_inverted",))
+def _draw_dupont(rng: random.Random, difficulty: int) -> Task:
+    names = {1: ["net_margin_pct", "asset_turnover", "equity_multiplier", "roe_pct"],
+             2: ["net_margin_pct", "asset_turnover", "equity_multiplier", "roe_pct", "roa_pct"],
+             3: ["tax_burden", "interest_burden", "ebit_margin_pct", "asset_turnover", "equity_multiplier",
+                 "roe_pct"]}[difficulty]
+    avg = difficulty == 3
+    return filing_task(ID_DUPONT, rng, difficulty, ("income", "balance"), lambda c, m: _dupont(c, m, avg), names,
+                       prior=avg, mistakes=("multiplier_inverted",))
+
+
+register_domain(_kit.field_domain(ID_DUPONT, _draw_dupont, """\
+Return on equity and its DuPont factors.
+
+ROE decomposed: net margin x asset turnover x equity multiplier (d1-d2, ending balances; d2 adds
+ROA); five factors at d3 (tax burden, interest burden, EBIT margin, asset turnover, equity
+multiplier) on average balances.
+"""))
 
 
 def _ebitda(c: Ctx, mistake: str | None, bottom_up: bool) -> dict[str, Field]:
@@ -163,15 +179,21 @@ def _ebitda(c: Ctx, mistake: str | None, bottom_up: bool) -> dict[str, Field]:
     }
 
 
-@register_domain
-class Ebitda(FieldDomain):
-    """EBITDA reconciliation and leverage (see the module docstring)."""
+ID_EBITDA = "finance.ebitda-v1"
 
-    id = "finance.ebitda-v1"
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        names = {1: ["ebitda", "ebitda_margin_pct"], 2: ["ebitda", "net_debt", "net_debt_to_ebitda"],
-                 3: ["ebitda", "ebitda_margin_pct", "net_debt", "net_debt_to_ebitda", "ebitda_interest_coverage"]}
-        parts = ("income",) if difficulty == 1 else ("income", "balance")
-        return filing_task(self.id, rng, difficulty, parts, lambda c, m: _ebitda(c, m, difficulty == 3),
-                           names[difficulty], mistakes=("no_addback",))
+def _draw_ebitda(rng: random.Random, difficulty: int) -> Task:
+    names = {1: ["ebitda", "ebitda_margin_pct"], 2: ["ebitda", "net_debt", "net_debt_to_ebitda"],
+             3: ["ebitda", "ebitda_margin_pct", "net_debt", "net_debt_to_ebitda", "ebitda_interest_coverage"]}
+    parts = ("income",) if difficulty == 1 else ("income", "balance")
+    return filing_task(ID_EBITDA, rng, difficulty, parts, lambda c, m: _ebitda(c, m, difficulty == 3),
+                       names[difficulty], mistakes=("no_addback",))
+
+
+register_domain(_kit.field_domain(ID_EBITDA, _draw_ebitda, """\
+EBITDA reconciliation and leverage.
+
+EBITDA rebuilt from operating income and D&A (d1, with its margin); net debt and net debt /
+EBITDA (d2); EBITDA interest coverage and a bottom-up reconciliation from net income (d3: the
+same figure reached from the other end).
+"""))
