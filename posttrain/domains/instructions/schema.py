@@ -26,9 +26,9 @@ import string
 from typing import Any
 
 from posttrain.core.types import Score, Task
-from posttrain.domains._helpers import make_task
 from posttrain.domains.base import register_domain
-from posttrain.domains.instructions._compose import TOPICS
+from posttrain.domains.instructions._kit import TOPICS
+from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 from posttrain.verifiers.constraints import schema_rules
 from posttrain.verifiers.fields import parse_object
 
@@ -77,66 +77,69 @@ def _requirements(rng: random.Random, value: dict, k: int) -> list[tuple[str, st
     return out
 
 
-@register_domain
-class JsonSchema:
-    """Schema-compliant JSON output (see the module docstring)."""
+ID_JSON_SCHEMA = "instructions.json_schema-v1"
 
-    id = "instructions.json_schema-v1"
-    family = "instructions"
-    difficulties = (1, 2, 3)
-    env_kind = "single_turn"
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        topic = rng.choice(sorted(TOPICS))
-        pool = _prop_pool(rng, topic)
-        keys = rng.sample(sorted(pool), 2 + 2 * difficulty)
-        if difficulty == 3:
-            pool["dimensions"] = _nested(rng)
-            keys.append("dimensions")
-        props = {k: pool[k][0] for k in keys}
-        value = {k: pool[k][1] for k in keys}
-        required = sorted(rng.sample(keys, max(2, len(keys) - difficulty + 1)))
-        schema = {"type": "object", "properties": props, "required": required, "additionalProperties": False}
-        for k in keys:
-            if k not in required and rng.random() < 0.5:
-                value.pop(k)  # optional keys may be left out by the reference
-        reqs = _requirements(rng, {k: value[k] for k in required if k in value}, 1 + difficulty)
-        hidden = copy.deepcopy(schema)
-        for key, _, v in reqs:
-            hidden["properties"][key]["const"] = v
-        prose = "\n".join(f"- {s}" for _, s, _ in reqs)
-        prompt = (f"Produce one JSON object describing an item for a shop about {topic}. It must validate "
-                  f"against this JSON Schema:\n{json.dumps(schema, indent=1)}\n\nValue requirements:\n{prose}\n\n"
-                  "Answer with the JSON object only.")
-        return make_task(self.id, difficulty, prompt, public={"schema": schema},
-                         hidden={"schema": hidden, "reference": value})
+def _json_schema_draw(rng: random.Random, difficulty: int) -> Draft:
+    topic = rng.choice(sorted(TOPICS))
+    pool = _prop_pool(rng, topic)
+    keys = rng.sample(sorted(pool), 2 + 2 * difficulty)
+    if difficulty == 3:
+        pool["dimensions"] = _nested(rng)
+        keys.append("dimensions")
+    props = {k: pool[k][0] for k in keys}
+    value = {k: pool[k][1] for k in keys}
+    required = sorted(rng.sample(keys, max(2, len(keys) - difficulty + 1)))
+    schema = {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+    for k in keys:
+        if k not in required and rng.random() < 0.5:
+            value.pop(k)  # optional keys may be left out by the reference
+    reqs = _requirements(rng, {k: value[k] for k in required if k in value}, 1 + difficulty)
+    hidden = copy.deepcopy(schema)
+    for key, _, v in reqs:
+        hidden["properties"][key]["const"] = v
+    prose = "\n".join(f"- {s}" for _, s, _ in reqs)
+    prompt = (f"Produce one JSON object describing an item for a shop about {topic}. It must validate "
+              f"against this JSON Schema:\n{json.dumps(schema, indent=1)}\n\nValue requirements:\n{prose}\n\n"
+              "Answer with the JSON object only.")
+    return Draft(prompt, public={"schema": schema},
+                 hidden={"schema": hidden, "reference": value})
 
-    def solve(self, task: Task) -> str:
-        return json.dumps(task.hidden["reference"])
 
-    def score(self, task: Task, answer: str) -> Score:
-        obj, why = parse_object(answer)
-        rules, gates = schema_rules(task.hidden["schema"], obj if obj is not None else {})
-        groups: dict[str, bool] = {}
-        for path, ok in rules.items():  # "$.tags[0]:type" belongs to property "tags"
-            if not path.startswith("$."):  # the root must be an object: parse_object saw to it
-                continue
-            prop = re.split(r"[.\[:]", path[2:], maxsplit=1)[0]
-            groups[prop] = groups.get(prop, True) and ok
-        comps = {k: (1.0 if v else 0.0, 1.0) for k, v in groups.items()}
-        met = sum(groups.values())
-        if obj is None or gates or not groups:
-            return Score(0.0, components=comps, passed=met, total=len(groups),
-                         reason=why or f"gate: {gates[:4]}", verifier_version=self.id)
-        return Score.weighted(comps, passed=met, total=len(groups),
-                              reason=f"{met}/{len(groups)} properties valid", verifier_version=self.id)
+def _json_schema_reference(task: Task) -> str:
+    return json.dumps(task.hidden["reference"])
 
-    def probes(self, task: Task) -> dict[str, str]:
-        ref = task.hidden["reference"]
-        req = task.hidden["schema"]["required"]
-        return {"schema_as_answer": json.dumps(task.public["schema"]),
-                "extra_key": json.dumps({**ref, "comment": "ok"}),
-                "missing_required": json.dumps({k: v for k, v in ref.items() if k != req[0]}),
-                "all_null": json.dumps({k: None for k in ref}),
-                "all_empty_strings": json.dumps({k: "" for k in ref}),
-                "array_wrapped": json.dumps([ref])}
+
+def _json_schema_check(task: Task, answer: str) -> Score:
+    obj, why = parse_object(answer)
+    rules, gates = schema_rules(task.hidden["schema"], obj if obj is not None else {})
+    groups: dict[str, bool] = {}
+    for path, ok in rules.items():  # "$.tags[0]:type" belongs to property "tags"
+        if not path.startswith("$."):  # the root must be an object: parse_object saw to it
+            continue
+        prop = re.split(r"[.\[:]", path[2:], maxsplit=1)[0]
+        groups[prop] = groups.get(prop, True) and ok
+    comps = {k: (1.0 if v else 0.0, 1.0) for k, v in groups.items()}
+    met = sum(groups.values())
+    if obj is None or gates or not groups:
+        return Score(0.0, components=comps, passed=met, total=len(groups),
+                     reason=why or f"gate: {gates[:4]}", verifier_version=task.domain)
+    return Score.weighted(comps, passed=met, total=len(groups),
+                          reason=f"{met}/{len(groups)} properties valid", verifier_version=task.domain)
+
+
+def _json_schema_probes(task: Task) -> dict[str, str]:
+    ref = task.hidden["reference"]
+    req = task.hidden["schema"]["required"]
+    return {"schema_as_answer": json.dumps(task.public["schema"]),
+            "extra_key": json.dumps({**ref, "comment": "ok"}),
+            "missing_required": json.dumps({k: v for k, v in ref.items() if k != req[0]}),
+            "all_null": json.dumps({k: None for k in ref}),
+            "all_empty_strings": json.dumps({k: "" for k in ref}),
+            "array_wrapped": json.dumps([ref])}
+
+
+register_domain(SingleTurnDomain(
+    ID_JSON_SCHEMA, _json_schema_draw, _json_schema_check, _json_schema_probes, reference=_json_schema_reference,
+    description="Producing one JSON object that complies with a JSON Schema and prose value requirements.\n\n"
+                + __doc__))

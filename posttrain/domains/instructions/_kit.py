@@ -1,25 +1,103 @@
-"""Shared plumbing of the second wave of instruction domains: constraint phrasing, a lexicon by
-initial letter, a sentence writer that avoids letters and words, and the domain base.
+"""The kit of the ``instructions`` family: topic vocabularies, reference writers, the
+constraint phrasing, and the constructor of the family's constraint-checked records.
 
-Guarantees: every writer function draws only from the ``random.Random`` it is given; the
-sentences it writes end with a period, have no commas or digits, and contain none of the
-``avoid_letters`` / ``avoid_words``. The reference of every task is written at generation time
-and kept in ``task.hidden["reference"]``; the constraints that depend on it (exact counts) are
-read off the text written, so the reference meets them by construction and the generator
-checks that it does (a bug fails loudly).
+What it holds: :data:`TOPICS` and a tiny sentence grammar (:func:`sentence`, :func:`prose`,
+:func:`alliterative` ...) that the generators use to write each task's reference; the
+wording of every constraint kind (:func:`describe_any`); :func:`constraint_draft`, the task
+of a constraint domain (prompt = intro + numbered constraint list, reference in
+``hidden["reference"]``); :func:`constraint_domain`, which composes a draw function with the
+family's scorer (:func:`posttrain.verifiers.constraints_more.score_any`) and probes into a
+:class:`~posttrain.domains.kit.single_turn.SingleTurnDomain`.
+
+Guarantees: every writer draws only from the ``random.Random`` it is given; sentences have no
+commas or digits, end with a period and contain none of the ``avoid`` words or letters; the
+sentence grammar is a reference writer that provably meets the constraints, not a model of
+good prose. :func:`constraint_draft` fails loudly if the written reference misses one of its
+own constraints (the reference meets them by construction; a bug must not ship a task).
 """
 
 from __future__ import annotations
 
+import functools
 import random
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from posttrain.core.types import Score, Task
-from posttrain.domains._helpers import make_task
-from posttrain.domains.instructions import _compose as C
+from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 from posttrain.verifiers.constraints import describe
-from posttrain.verifiers.constraints_more import check_any, score_any, spell
+from posttrain.verifiers.constraints_more import check_any, lines, score_any, spell
+from posttrain.verifiers.constraints_more import sentences as split_sentences
+from posttrain.verifiers.structured import answer_text
 from posttrain.verifiers.text import extract_answer
+
+TOPICS = {
+    "lighthouse": {"nouns": ["lantern", "keeper", "harbor", "tower", "beacon", "storm", "coast", "vessel"],
+                   "adjs": ["distant", "steady", "salty", "quiet", "bright", "old"]},
+    "beekeeping": {"nouns": ["hive", "queen", "honey", "colony", "meadow", "pollen", "frame", "keeper"],
+                   "adjs": ["golden", "busy", "calm", "sticky", "warm", "small"]},
+    "railways": {"nouns": ["platform", "engine", "signal", "timetable", "carriage", "junction", "driver", "track"],
+                 "adjs": ["punctual", "long", "noisy", "empty", "early", "late"]},
+    "gardening": {"nouns": ["seedling", "compost", "trowel", "greenhouse", "hedge", "soil", "harvest", "bulb"],
+                  "adjs": ["fertile", "green", "damp", "tidy", "young", "sunny"]},
+    "astronomy": {"nouns": ["telescope", "comet", "nebula", "orbit", "planet", "observer", "crater", "galaxy"],
+                  "adjs": ["faint", "cold", "vast", "clear", "ancient", "dark"]},
+    "baking": {"nouns": ["dough", "oven", "crust", "flour", "baker", "loaf", "starter", "recipe"],
+               "adjs": ["crisp", "soft", "fresh", "golden", "rustic", "sweet"]},
+    "sailing": {"nouns": ["mast", "sail", "rudder", "crew", "anchor", "current", "island", "captain"],
+                "adjs": ["brisk", "calm", "open", "swift", "sturdy", "blue"]},
+    "chess": {"nouns": ["bishop", "knight", "opening", "endgame", "pawn", "board", "player", "gambit"],
+              "adjs": ["bold", "quiet", "sharp", "patient", "clever", "careful"]},
+}
+VERBS = ["guides", "watches", "follows", "shapes", "carries", "protects", "reaches", "needs", "changes", "greets"]
+FORBIDDABLE = ["very", "really", "thing", "stuff", "nice", "just", "also", "basically", "literally", "good"]
+TEMPLATES = [
+    "The {a} {n1} {v} the {n2}.",
+    "Every {n1} {v} a {a} {n2}.",
+    "A {a} {n1} often {v} the {n2}.",
+    "Near the {n2} the {n1} {v} us.",
+    "Each {a} {n1} quietly {v} the {n2}.",
+]
+KEY_TEMPLATES = ["The {kw} {v} the {n2}.", "We noticed the {kw} near the {n2}.", "A {a} {kw} {v} everyone."]
+
+
+def vocab(topic: str, avoid: Iterable[str] = ()) -> tuple[list[str], list[str], list[str]]:
+    bad = {w.lower() for w in avoid}
+    t = TOPICS[topic]
+    keep = lambda xs: [x for x in xs if x.lower() not in bad]  # noqa: E731
+    return keep(t["nouns"]), keep(t["adjs"]), keep(VERBS)
+
+
+def sentence(rng: random.Random, topic: str, avoid: Iterable[str] = (), keyword: str | None = None) -> str:
+    nouns, adjs, verbs = vocab(topic, avoid)
+    n1, n2 = rng.sample(nouns, 2)
+    fill = {"a": rng.choice(adjs), "n1": n1, "n2": n2, "v": rng.choice(verbs), "kw": keyword or n1}
+    tmpl = rng.choice(KEY_TEMPLATES if keyword else TEMPLATES)
+    s = tmpl.format(**fill)
+    return s[0].upper() + s[1:]
+
+
+def sentences(rng: random.Random, topic: str, n_words: int, avoid: Iterable[str] = (),
+              keywords: dict[str, int] | None = None) -> list[str]:
+    """Sentences with at least ``n_words`` words in total and each keyword at least its count."""
+    out = []
+    for kw, n in (keywords or {}).items():
+        out += [sentence(rng, topic, avoid, kw) for _ in range(n)]
+    while sum(len(s.split()) for s in out) < n_words:
+        out.append(sentence(rng, topic, avoid))
+    rng.shuffle(out)
+    return out
+
+
+def chunk(items: list[str], k: int) -> list[list[str]]:
+    """``items`` split into ``k`` non-empty consecutive groups (as even as possible)."""
+    q, r = divmod(len(items), k)
+    out, i = [], 0
+    for j in range(k):
+        size = q + (1 if j < r else 0)
+        out.append(items[i:i + size])
+        i += size
+    return out
+
 
 LEX = {  # initial letter -> (adjectives, nouns, verbs in the third person singular)
     "b": (["bright", "bold", "brave", "busy"], ["bees", "bridges", "boats", "bakers"], ["build", "bring", "bless"]),
@@ -134,8 +212,8 @@ def plain_sentence(rng: random.Random, topic: str, letters: Iterable[str] = (), 
                    keyword: str | None = None) -> str:
     """One sentence on ``topic`` with none of ``letters`` / ``avoid`` (keyword as its subject)."""
     letters, avoid = list(letters), list(avoid)
-    nouns = [w for w in C.TOPICS[topic]["nouns"] if not avoided(w, letters, avoid) and w != keyword]
-    adjs = [w for w in C.TOPICS[topic]["adjs"] if not avoided(w, letters, avoid)]
+    nouns = [w for w in TOPICS[topic]["nouns"] if not avoided(w, letters, avoid) and w != keyword]
+    adjs = [w for w in TOPICS[topic]["adjs"] if not avoided(w, letters, avoid)]
     verbs = [w for w in PLAIN_VERBS if not avoided(w, letters, avoid)]
     tmpls = [t for t in PLAIN_TEMPLATES if not avoided(t.format(a="", n1="", v="", n2=""), letters)]
     n1 = keyword or rng.choice(nouns)
@@ -146,8 +224,8 @@ def plain_sentence(rng: random.Random, topic: str, letters: Iterable[str] = (), 
 
 def feasible(topic: str, letters: Iterable[str] = (), avoid: Iterable[str] = ()) -> bool:
     letters, avoid = list(letters), list(avoid)
-    return (len([w for w in C.TOPICS[topic]["nouns"] if not avoided(w, letters, avoid)]) >= 4
-            and any(not avoided(w, letters, avoid) for w in C.TOPICS[topic]["adjs"])
+    return (len([w for w in TOPICS[topic]["nouns"] if not avoided(w, letters, avoid)]) >= 4
+            and any(not avoided(w, letters, avoid) for w in TOPICS[topic]["adjs"])
             and sum(not avoided(w, letters, avoid) for w in PLAIN_VERBS) >= 2
             and any(not avoided(t.format(a="", n1="", v="", n2=""), letters) for t in PLAIN_TEMPLATES))
 
@@ -173,7 +251,7 @@ def alliterative(rng: random.Random, letter: str, k: int = 3, end: str | None = 
 
 
 def number_sentence(rng: random.Random, topic: str, n: int) -> str:
-    nouns = C.TOPICS[topic]["nouns"]
+    nouns = TOPICS[topic]["nouns"]
     s = rng.choice(["We counted {w} of them near the {n}.", "About {w} visitors asked about the {n}.",
                     "The {n} has waited {w} days for us.", "Nearly {w} people admired the {n}."])
     out = s.format(w=spell(n), n=rng.choice(nouns))
@@ -184,50 +262,52 @@ PHRASE_SENTENCES = ["We saw the {p} again.", "Everyone talks about the {p}.", "N
                     "Then came the {p}."]
 
 
-def task(dom_id: str, difficulty: int, intro: str, topic: str, cons: list[dict], reference: str,
-         **hidden: Any) -> Task:
-    """The task; fails loudly if the written reference misses one of its own constraints."""
+def constraint_draft(intro: str, topic: str, cons: list[dict], reference: str, **hidden: Any) -> Draft:
+    """The task of a constraint domain; fails loudly if ``reference`` misses one of ``cons``."""
     bad = [c for c in cons if not check_any(reference, c)]
     if bad:
-        raise AssertionError(f"{dom_id}: reference misses {bad[:2]}:\n{reference[:400]}")
+        raise AssertionError(f"reference misses {bad[:2]}:\n{reference[:400]}")
     listed = "\n".join(f"{i + 1}. {describe_any(c)}" for i, c in enumerate(cons))
     prompt = f"{intro}\n\nFollow every one of these instructions:\n{listed}"
-    return make_task(dom_id, difficulty, prompt, public={"topic": topic},
-                     hidden={"constraints": cons, "reference": reference, **hidden})
+    return Draft(prompt, public={"topic": topic}, hidden={"constraints": cons, "reference": reference, **hidden})
 
 
-def keyword_probes(task_: Task) -> dict[str, str]:
+def stored_reference(task: Task) -> str:
+    """The reference written at generation time (``hidden["reference"]``)."""
+    return task.hidden["reference"]
+
+
+def check_constraints(task: Task, answer: str, *, gate: str = "prose", fmt: str = "") -> Score:
+    """The family's score: :func:`score_any` on the extracted answer (the data block when the
+    gate is not ``"prose"``), reported under the task's own domain id."""
+    text = extract_answer(answer or "") if gate == "prose" else answer_text(answer or "") or ""
+    return score_any(text, task.hidden["constraints"], str(task.prompt[-1]["content"]), task.domain,
+                     gate=gate, fmt=fmt, arg=task.hidden.get("arg", ""))
+
+
+def keyword_probes(task: Task) -> dict[str, str]:
     """Shared probes: keyword stuffing, the topic words, the constraint list, no-sentence prose."""
-    cons = task_.hidden["constraints"]
+    cons = task.hidden["constraints"]
     kws = [c["word"] for c in cons if c["kind"] in ("keyword", "part_keyword", "subject_keyword")] or ["topic"]
-    topic = task_.public.get("topic", "lighthouse")
-    nouns = C.TOPICS.get(topic, C.TOPICS["lighthouse"])["nouns"]
+    topic = task.public.get("topic", "lighthouse")
+    nouns = TOPICS.get(topic, TOPICS["lighthouse"])["nouns"]
     return {"keyword_stuffing": " ".join(kws[i % len(kws)] for i in range(80)) + ".",
             "keyword_sentences": " ".join(f"{kws[i % len(kws)].capitalize()} {kws[(i + 1) % len(kws)]}." for i in range(40)),
             "constraint_list": "\n".join(describe_any(c) for c in cons),
             "topic_words": " ".join(nouns)}
 
 
-class Base:
-    """Score by :func:`score_any` on the extracted answer; probes: the shared ones."""
+def prose_probes(task: Task) -> dict[str, str]:
+    """The shared probes plus the reference's first sentence repeated to its line count."""
+    ref = task.hidden["reference"]
+    first = split_sentences(ref)[0] if split_sentences(ref) else ref
+    return keyword_probes(task) | {"repeated_sentence": "\n".join([first] * max(4, len(lines(ref))))}
 
-    family = "instructions"
-    difficulties = (1, 2, 3)
-    env_kind = "single_turn"
-    gate = "prose"
-    fmt = ""
 
-    def solve(self, task_: Task) -> str:
-        return task_.hidden["reference"]
-
-    def score(self, task_: Task, answer: str) -> Score:
-        text = extract_answer(answer or "")
-        if self.gate != "prose":
-            from posttrain.verifiers.structured import answer_text
-
-            text = answer_text(answer or "") or ""
-        return score_any(text, task_.hidden["constraints"], str(task_.prompt[-1]["content"]), self.id,
-                         gate=self.gate, fmt=self.fmt, arg=task_.hidden.get("arg", ""))
-
-    def probes(self, task_: Task) -> dict[str, str]:
-        return keyword_probes(task_)
+def constraint_domain(dom_id: str, draw: Callable[[random.Random, int], Draft], *, description: str,
+                      exploits: Callable[[Task], Mapping[str, str]] = prose_probes, gate: str = "prose",
+                      fmt: str = "") -> SingleTurnDomain:
+    """A constraint domain: ``draw`` returns a :func:`constraint_draft`; the record scores with
+    :func:`check_constraints` (``gate``, ``fmt``) and answers with the stored reference."""
+    return SingleTurnDomain(dom_id, draw, functools.partial(check_constraints, gate=gate, fmt=fmt), exploits,
+                            reference=stored_reference, description=description)
