@@ -70,7 +70,10 @@ class SingleTurnDomain:
     several messages themselves; its id must be this record's); ``check(task, answer) ->
     Score``; ``exploits(task) -> {name: answer}`` — answers that must score at most 0.05;
     ``reference(task) -> str`` — the reference answer (default ``hidden["answer"]``);
-    ``description``: what ``domains list`` and the catalogue show (first line = the skill).
+    ``description``: what ``domains list`` and the catalogue show (first line = the skill);
+    ``conformance_exempt``: ``(check, why)`` pairs naming generic conformance checks that do not
+    apply by design (e.g. retrieval, whose answer is in the prompt); pairs, not a dict, so the
+    record stays hashable.
     """
 
     id: str
@@ -83,6 +86,7 @@ class SingleTurnDomain:
     env_kind: str = "single_turn"
     tier: str = "light"
     needs_sandbox: bool = False  # the checker runs code in a sandbox (env_kind stays single-turn)
+    conformance_exempt: tuple[tuple[str, str], ...] = ()
 
     @property
     def family(self) -> str:
