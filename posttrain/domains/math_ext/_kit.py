@@ -18,7 +18,7 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Sequence
 
-from posttrain.core.types import Score
+from posttrain.core.types import Score, Task
 from posttrain.verifiers.text import extract_answer, normalize_text
 
 MAX_ANSWER_CHARS = 20_000  # longer answers are rejected before parsing (cheap, and never right)
@@ -109,6 +109,16 @@ def frac_score(version: str, answer: str, want: Fraction) -> Score:
     if got is None:
         return fail(version, "not a single exact number or fraction a/b")
     return check(version, got == Fraction(want))
+
+
+def int_check(task: Task, answer: str) -> Score:
+    """The single-turn checker of a one-integer answer: :func:`int_score` against ``hidden["answer"]``."""
+    return int_score(task.domain, answer, int(task.hidden["answer"]))
+
+
+def frac_check(task: Task, answer: str) -> Score:
+    """The single-turn checker of an exact-number answer: :func:`frac_score` against ``hidden["answer"]``."""
+    return frac_score(task.domain, answer, Fraction(task.hidden["answer"]))
 
 
 def drop_correct(probes: dict[str, Any], reference: str) -> dict[str, Any]:
