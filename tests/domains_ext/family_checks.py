@@ -11,10 +11,17 @@ from posttrain.rollout.conformance import check_domain
 load_builtin_domains()
 
 
+def defined_in(dom) -> str:
+    """The module a domain is written in: its draw function's for a record, else its class's."""
+    draw = getattr(dom, "draw", None)
+    draw = getattr(draw, "func", draw)  # a functools.partial names its function
+    return getattr(draw, "__module__", None) or type(dom).__module__
+
+
 def family_ids(family: str) -> list[str]:
     """Native ids of ``family`` defined in ``posttrain.domains.<family>``."""
     return [i for i in DOMAINS.ids() if DOMAINS.get(i).family == family
-            and type(DOMAINS.get(i)).__module__.startswith(f"posttrain.domains.{family}.")]
+            and defined_in(DOMAINS.get(i)).startswith(f"posttrain.domains.{family}.")]
 
 
 def roundtrip(task):
