@@ -25,11 +25,12 @@ import json
 import random
 import re
 
-from posttrain.core.types import Score, Task
-from posttrain.domains._helpers import exact_score, make_task
+from posttrain.core.types import Task
 from posttrain.domains.base import register_domain
+from posttrain.domains.kit.single_turn import Draft
+from posttrain.domains.long_context import _kit as K
 from posttrain.domains.long_context._corpus import SIZES, assemble, code, make_people, profile
-from posttrain.verifiers.fields import FieldSpec, score_fields
+from posttrain.verifiers.fields import FieldSpec
 
 EXEMPT = {"answer_in_prompt": "retrieval: the answer is written in the document by design"}
 
@@ -57,86 +58,74 @@ def _near_miss(people: list[dict], target: dict) -> dict | None:
     return None
 
 
-@register_domain
-class Needle:
-    """One fact from a long handbook (see the module docstring)."""
+ID_NEEDLE = "long_context.needle-v1"
 
-    id = "long_context.needle-v1"
-    family = "long_context"
-    difficulties = (1, 2, 3, 4)
-    env_kind = "single_turn"
-    conformance_exempt = EXEMPT
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        people, doc, old = _handbook(rng, difficulty, revoked=1 + difficulty * 3)
-        with_miss = [p for p in people if _near_miss(people, p)]
-        target = rng.choice(with_miss or people)
-        miss = _near_miss(people, target)
-        q = (f"{doc}\n\nQuestion: what is the current access code of {target['name']}? "
-             "Answer with the code only (for example X0-0000).")
-        return make_task(self.id, difficulty, q, answer=target["code"],
-                         hidden={"near_miss": miss["code"] if miss else None, "revoked": old.get(target["name"])})
+def _needle_draw(rng: random.Random, difficulty: int) -> Draft:
+    people, doc, old = _handbook(rng, difficulty, revoked=1 + difficulty * 3)
+    with_miss = [p for p in people if _near_miss(people, p)]
+    target = rng.choice(with_miss or people)
+    miss = _near_miss(people, target)
+    q = (f"{doc}\n\nQuestion: what is the current access code of {target['name']}? "
+         "Answer with the code only (for example X0-0000).")
+    return Draft(q, answer=target["code"],
+                 hidden={"near_miss": miss["code"] if miss else None, "revoked": old.get(target["name"])})
 
-    def solve(self, task: Task) -> str:
-        return task.hidden["answer"]
 
-    def score(self, task: Task, answer: str) -> Score:
-        return exact_score(task, answer, self.id, case=True)
-
-    def probes(self, task: Task) -> dict[str, str]:
-        doc = str(task.prompt[-1]["content"])
-        out = {"all_codes": "\n".join(sorted(set(re.findall(r"\b[A-Z]\d-\d{4}\b", doc))))}
-        if task.hidden.get("near_miss"):
-            out["near_miss_person"] = task.hidden["near_miss"]
-        if task.hidden.get("revoked"):
-            out["revoked_code"] = task.hidden["revoked"]
-        return out
+def _needle_probes(task: Task) -> dict[str, str]:
+    doc = str(task.prompt[-1]["content"])
+    out = {"all_codes": "\n".join(sorted(set(re.findall(r"\b[A-Z]\d-\d{4}\b", doc))))}
+    if task.hidden.get("near_miss"):
+        out["near_miss_person"] = task.hidden["near_miss"]
+    if task.hidden.get("revoked"):
+        out["revoked_code"] = task.hidden["revoked"]
+    return out
 
 
 FACTS = {"code": ("access code", "choice"), "ext": ("desk phone extension", "count"),
          "city": ("office city", "choice"), "start": ("start year", "count")}
 
 
-@register_domain
-class MultiNeedle:
-    """Several facts about several people, as JSON (see the module docstring)."""
+ID_MULTI_NEEDLE = "long_context.multi_needle-v1"
 
-    id = "long_context.multi_needle-v1"
-    family = "long_context"
-    difficulties = (1, 2, 3, 4)
-    env_kind = "single_turn"
-    conformance_exempt = EXEMPT
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        people, doc, _ = _handbook(rng, difficulty, revoked=difficulty * 2)
-        k = 1 + difficulty
-        picks = rng.sample(people, min(k, len(people)))
-        specs, exp, qs = [], {}, []
-        for i, p in enumerate(picks):
-            fact = rng.choice(sorted(FACTS))
-            key = f"{fact}_{i + 1}"
-            label, kind = FACTS[fact]
-            specs.append(FieldSpec(key, kind).to_dict())
-            exp[key] = p[fact] if kind == "choice" else int(p[fact])
-            qs.append(f"- {key}: the {label} of {p['name']}")
-        prompt = (f"{doc}\n\nQuestions:\n" + "\n".join(qs) + "\n\nAnswer with one JSON object with exactly the keys "
-                  + ", ".join(exp) + "; numbers as JSON numbers, codes and cities as strings.")
-        return make_task(self.id, difficulty, prompt, hidden={"fields": specs, "expected": exp})
+def _multi_needle_draw(rng: random.Random, difficulty: int) -> Draft:
+    people, doc, _ = _handbook(rng, difficulty, revoked=difficulty * 2)
+    k = 1 + difficulty
+    picks = rng.sample(people, min(k, len(people)))
+    specs, exp, qs = [], {}, []
+    for i, p in enumerate(picks):
+        fact = rng.choice(sorted(FACTS))
+        key = f"{fact}_{i + 1}"
+        label, kind = FACTS[fact]
+        specs.append(FieldSpec(key, kind).to_dict())
+        exp[key] = p[fact] if kind == "choice" else int(p[fact])
+        qs.append(f"- {key}: the {label} of {p['name']}")
+    prompt = (f"{doc}\n\nQuestions:\n" + "\n".join(qs) + "\n\nAnswer with one JSON object with exactly the keys "
+              + ", ".join(exp) + "; numbers as JSON numbers, codes and cities as strings.")
+    return Draft(prompt, hidden={"fields": specs, "expected": exp})
 
-    def solve(self, task: Task) -> str:
-        return json.dumps(task.hidden["expected"])
 
-    def score(self, task: Task, answer: str) -> Score:
-        specs = [FieldSpec.from_dict(d) for d in task.hidden["fields"]]
-        return score_fields(answer, specs, task.hidden["expected"], self.id)
+def _multi_needle_probes(task: Task) -> dict[str, str]:
+    exp = dict(task.hidden["expected"])
+    keys = list(exp)
+    rotated = {k: exp[keys[(i + 1) % len(keys)]] for i, k in enumerate(keys)}
+    out = {"as_list": json.dumps(list(exp.values())),
+           "extra_keys": json.dumps({**exp, "confidence": "high"}),
+           "list_values": json.dumps({k: [v, v] for k, v in exp.items()})}
+    if all(rotated[k] != exp[k] for k in keys):
+        out["rotated_values"] = json.dumps(rotated)
+    return out
 
-    def probes(self, task: Task) -> dict[str, str]:
-        exp = dict(task.hidden["expected"])
-        keys = list(exp)
-        rotated = {k: exp[keys[(i + 1) % len(keys)]] for i, k in enumerate(keys)}
-        out = {"as_list": json.dumps(list(exp.values())),
-               "extra_keys": json.dumps({**exp, "confidence": "high"}),
-               "list_values": json.dumps({k: [v, v] for k, v in exp.items()})}
-        if all(rotated[k] != exp[k] for k in keys):
-            out["rotated_values"] = json.dumps(rotated)
-        return out
+
+register_domain(K.lc_domain(
+    ID_NEEDLE, _needle_draw, K.exact_cased_check, _needle_probes, exempt=EXEMPT,
+    description="Looking up one fact (an access code) in a long staff handbook, resisting near misses.\n\n"
+                "Up to ~90k characters; distractors: people sharing a first or last name, revoked former codes, "
+                "ticket numbers in the same format. Exact match of the whole answer."))
+register_domain(K.lc_domain(
+    ID_MULTI_NEEDLE, _multi_needle_draw, K.fields_check, _multi_needle_probes, reference=K.expected_json,
+    exempt=EXEMPT,
+    description="Looking up several facts about several people in a long handbook at once, answered as JSON.\n\n"
+                "Codes, extensions, cities and start years; field-level scoring (extra keys or list values earn "
+                "nothing)."))

@@ -1,7 +1,7 @@
-"""The added long_context domains: documents grow with difficulty, references score 1, the
-planted traps (near conditions, look-alikes, mention order, same-name records, reformatting)
-score at the floor, partial answers earn partial credit, generation is deterministic, and the
-conformance checker passes."""
+"""The long_context logs, scanning and documents domains: documents grow with difficulty,
+references score 1, the planted traps (near conditions, look-alikes, mention order, same-name
+records, reformatting) score at the floor, partial answers earn partial credit, generation is
+deterministic, and the conformance checker passes."""
 
 import json
 
@@ -9,8 +9,8 @@ import pytest
 
 from posttrain.domains import DOMAINS, load_builtin_domains, sample_task
 from posttrain.rollout.conformance import check_domain
-from posttrain.domains.long_context import documents_more
-from posttrain.domains.long_context._sets import order_credit, parse_names, set_credit
+from posttrain.domains.long_context import documents
+from posttrain.domains.long_context._kit import order_credit, parse_names, set_credit
 
 load_builtin_domains()
 NEW = ["long_context.log_count-v1", "long_context.timeline-v1", "long_context.record_stats-v1",
@@ -118,9 +118,9 @@ def test_crossref_traps_present():
 def test_kv_override_semantics():
     defaults = {"a": 5, "b": 7}
     ops = [("set", "a", 10), ("inc", "a", 3), ("set", "b", 1), ("reset", "b", 0), ("set", "a", 2), ("inc", "a", 1)]
-    assert documents_more._apply(defaults, ops) == {"a": 3, "b": 7}
-    assert documents_more._apply(defaults, ops, "first") == {"a": 10, "b": 1}
-    assert documents_more._apply(defaults, ops, "sets_only") == {"a": 2, "b": 1}
+    assert documents._apply(defaults, ops) == {"a": 3, "b": 7}
+    assert documents._apply(defaults, ops, "first") == {"a": 10, "b": 1}
+    assert documents._apply(defaults, ops, "sets_only") == {"a": 2, "b": 1}
 
 
 def test_code_callers_partial_and_mentions():
