@@ -1,6 +1,7 @@
-"""The second wave of instruction domains: the new constraint kinds decide correctly, the
-gates refuse trivial, echoed, repeated and malformed answers, references score 1, partial
-answers earn partial credit, probes stay at the floor, and every domain passes the checker."""
+"""The prose, layout, templates and formats instruction domains: their constraint kinds decide
+correctly, the gates refuse trivial, echoed, repeated and malformed answers, references score
+1, partial answers earn partial credit, probes stay at the floor, and every domain passes the
+checker."""
 
 import json
 import random
