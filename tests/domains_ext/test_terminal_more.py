@@ -1,4 +1,4 @@
-"""The second batch of terminal domains (``posttrain/domains/terminal/t_*.py``): the reference
+"""The TreeDomain terminal domains (``posttrain/domains/terminal/``, built on ``_kit.TreeDomain``): the reference
 scores 1.0 at every level, and wrong or half-done work scores below 1 (partial where the
 domain claims continuous credit). Conformance (probes) runs in tests/domains."""
 
@@ -117,3 +117,15 @@ def test_fix_script_and_py_project_wrong_answers():
 def test_symlink_to_host_file_is_not_followed():
     s = score("symlinks", 1, [sh("ln -s /etc/passwd current")])
     assert s.value == 0.0
+
+
+@pytest.mark.parametrize("d,seed", [(1, 5), (1, 17), (2, 18), (2, 83), (3, 21)])
+def test_world_writable_reference_where_a_folder_holds_no_file(d, seed):
+    """Seeds where srv/tmp or srv/www holds no file: the mode the task gives such a folder
+    creates it (it used to be missing, so the reference failed its mode guard)."""
+    dom = get_domain("terminal.world_writable")
+    task = sample_task(dom, seed, d)
+    files = task.public["files"]
+    assert any(p not in files and not any(f.startswith(p + "/") for f in files) for p in task.public["modes"])
+    s = run_episode(dom, task, dom.reference_actions(task))
+    assert s.value == pytest.approx(1.0), s.reason

@@ -1,5 +1,7 @@
-"""``terminal.repo_test_triage-v1``: a real package's test suite fails after a change; run it
-from the shell, triage the failures and fix the source (the real tier: ``tier = "real"``).
+"""Triage a real package's failing test suite from the shell: ``terminal.repo_test_triage-v1``.
+
+A real package's test suite fails after a change; run it from the shell, triage the failures
+and fix the source (the real tier: ``tier = "real"``).
 
 Trains: terminal work in a real repository — running a project's test command, reading
 pytest's output, searching the tree (grep, sed), editing files — with nothing pointed out:

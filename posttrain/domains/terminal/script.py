@@ -22,10 +22,10 @@ from collections import defaultdict
 
 from posttrain.core.types import Score, Task
 from posttrain.domains.base import register_domain
-from posttrain.envs.tool_env import format_call, pool_lease
+from posttrain.envs.tool_env import ToolEnv, pool_lease
 from posttrain.verifiers.fs_state import _norm_lines
 
-from ._common import common_probes, done, terminal_env, tree_task
+from ._kit import TreeDomain, done, files_task, read, write
 
 WORDS = ["apple", "pear", "fig", "kiwi", "plum", "lime", "date", "peach", "grape", "melon"]
 REFERENCE = {
@@ -67,55 +67,47 @@ def run_cases(script: str, cases: list[list[str]]) -> list[float]:
     return out
 
 
-@register_domain
-class Script:
-    id = "terminal.script-v1"
-    family = "terminal"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
-
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        shown, shown_out = _case(rng, difficulty)
-        cases = []
-        while len(cases) < 3:
-            c = _case(rng, difficulty)
-            if c[0] != shown and c[1] != shown_out and list(c) not in cases:
-                cases.append(list(c))
-        text = (f"Write run.sh, a POSIX shell script run as 'sh run.sh' next to input.txt, that "
-                f"should {ASK[difficulty]}. For the input.txt given, the output must be:\n{shown_out}"
-                "It will also be run on other inputs.")
-        return tree_task(self.id, difficulty, text, {"input.txt": shown}, [],
-                         hidden={"cases": cases, "shown_output": shown_out})
-
-    def make_env(self, task: Task):
-        return terminal_env(self.id, task, verifier=self._verify)
-
-    def _verify(self, env, trajectory) -> Score:
-        script = None
-        if env.sandbox_opened:
-            try:
-                script = env.sandbox.read_file("run.sh", max_bytes=1 << 16).decode("utf-8", "replace")
-            except Exception:  # absent, a link, or not a file
-                script = None
-        n = len(env.task.hidden["cases"])
-        if not script:
-            return Score(0.0, components={f"case{i}": (0.0, 1.0) for i in range(n)}, passed=0,
-                         total=n, reason="no run.sh", verifier_version=self.id)
-        ok = run_cases(script, env.task.hidden["cases"])
-        return Score(sum(ok) / n, components={f"case{i}": (v, 1.0) for i, v in enumerate(ok)},
-                     passed=int(sum(ok)), total=n, reason=f"{int(sum(ok))}/{n} hidden inputs",
-                     verifier_version=self.id)
-
-    def reference_actions(self, task: Task) -> list[str]:
-        return [format_call("write_file", {"path": "run.sh", "content": REFERENCE[task.difficulty]}), done()]
-
-    def solve(self, task: Task) -> str:
-        return done()
+DOMAIN_ID = "terminal.script-v1"
 
 
-    def probes(self, task: Task) -> dict:
-        shown = task.hidden["shown_output"]
-        write = lambda body: [format_call("write_file", {"path": "run.sh", "content": body}), done()]  # noqa: E731
-        return {"hardcode_public": write(f"cat <<'EOF'\n{shown}EOF\n"), "cat_input": write("cat input.txt\n"),
-                "exit_zero": write("exit 0\n"),
-                **{k: v for k, v in common_probes(task).items() if k != "touch_expected"}}
+def _build(rng: random.Random, difficulty: int) -> Task:
+    shown, shown_out = _case(rng, difficulty)
+    cases = []
+    while len(cases) < 3:
+        c = _case(rng, difficulty)
+        if c[0] != shown and c[1] != shown_out and list(c) not in cases:
+            cases.append(list(c))
+    text = (f"Write run.sh, a POSIX shell script run as 'sh run.sh' next to input.txt, that "
+            f"should {ASK[difficulty]}. For the input.txt given, the output must be:\n{shown_out}"
+            "It will also be run on other inputs.")
+    return files_task(DOMAIN_ID, difficulty, text, {"input.txt": shown}, [],
+                      hidden={"cases": cases, "shown_output": shown_out})
+
+
+def _verify(env: ToolEnv, trajectory) -> Score:
+    raw = read(env, "run.sh", max_bytes=1 << 16)
+    script = None if raw is None else raw.decode("utf-8", "replace")
+    n = len(env.task.hidden["cases"])
+    if not script:
+        return Score(0.0, components={f"case{i}": (0.0, 1.0) for i in range(n)}, passed=0,
+                     total=n, reason="no run.sh", verifier_version=env.task.domain)
+    ok = run_cases(script, env.task.hidden["cases"])
+    return Score(sum(ok) / n, components={f"case{i}": (v, 1.0) for i, v in enumerate(ok)},
+                 passed=int(sum(ok)), total=n, reason=f"{int(sum(ok))}/{n} hidden inputs",
+                 verifier_version=env.task.domain)
+
+
+def _reference(task: Task) -> list[str]:
+    return [write("run.sh", REFERENCE[task.difficulty])]
+
+
+def _probes(task: Task) -> dict[str, list[str]]:
+    shown = task.hidden["shown_output"]
+    return {"hardcode_public": [write("run.sh", f"cat <<'EOF'\n{shown}EOF\n"), done()],
+            "cat_input": [write("run.sh", "cat input.txt\n"), done()],
+            "exit_zero": [write("run.sh", "exit 0\n"), done()]}
+
+
+# no predicate names a path, so the family's touch_expected probe has nothing to touch
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify,
+                           skip_common=("touch_expected",), description=__doc__))

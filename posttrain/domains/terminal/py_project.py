@@ -31,7 +31,7 @@ import tomllib
 from posttrain.domains.base import register_domain
 from posttrain.envs.tool_env import pool_lease
 
-from ._t_common import Score, TreeDomain, shell, text_of, tree_task, write
+from ._kit import Score, TreeDomain, shell, text_of, tree_task, write
 
 PKGS = ["textkit", "sluggo", "namecraft", "wordsmith", "tidytext"]
 WORDS = ["Hello", "World", "Über", "café", "C++", "data", "Big", "deal", "R&D", "x"]
@@ -148,4 +148,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.py_project-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify, description=__doc__))

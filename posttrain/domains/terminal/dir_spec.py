@@ -20,7 +20,7 @@ import random
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import TreeDomain, shell, tree_task
+from ._kit import TreeDomain, shell, tree_task
 
 NAMES = ["app", "lib", "conf", "data", "docs", "bin", "tests", "assets", "web", "jobs", "share"]
 FILES = ["main.py", "README", "settings.ini", "run.sh", "index.html", "notes.txt"]
@@ -100,4 +100,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.dir_spec-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, description=__doc__))

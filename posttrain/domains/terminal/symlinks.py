@@ -24,7 +24,7 @@ import random
 from posttrain.domains.base import register_domain
 from posttrain.verifiers.fs_state import collect_state, fs_score
 
-from ._t_common import TreeDomain, shell, tree_task
+from ._kit import TreeDomain, shell, tree_task
 
 TOOLS = ["fmt", "lint", "serve", "pack", "probe"]
 
@@ -110,4 +110,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.symlinks-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify, description=__doc__))

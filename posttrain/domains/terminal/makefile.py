@@ -23,7 +23,7 @@ import random
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import Score, TreeDomain, fresh_run, shell, text_of, tree_task, write
+from ._kit import Score, TreeDomain, fresh_run, shell, text_of, tree_task, write
 
 WORDS = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta"]
 REFERENCE = ("SRC := $(sort $(wildcard src/*.txt))\n\nall: build/book.txt{stats}\n\n"
@@ -106,4 +106,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.makefile-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify, description=__doc__))

@@ -20,7 +20,7 @@ import random
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import TreeDomain, shell, tree_task, write
+from ._kit import TreeDomain, shell, tree_task, write
 
 WW_FILE = ["666", "777", "646", "662", "606"]
 OK_FILE = ["644", "664", "600", "755", "640", "660"]
@@ -73,4 +73,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.world_writable-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, description=__doc__))

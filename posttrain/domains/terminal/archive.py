@@ -25,7 +25,7 @@ import tarfile
 from posttrain.domains.base import register_domain
 from posttrain.verifiers.fs_state import collect_state, fs_score
 
-from ._t_common import TreeDomain, graded_lines, read, shell, text_of, tree_task
+from ._kit import TreeDomain, graded_lines, read, shell, text_of, tree_task
 
 PARTS = ["main", "util", "config", "readme", "data", "notes", "api", "model"]
 CAP_BYTES, CAP_MEMBERS = 4 << 20, 200
@@ -104,4 +104,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.archive-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify, description=__doc__))

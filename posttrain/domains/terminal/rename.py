@@ -20,7 +20,7 @@ import random
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import TreeDomain, shell, tree_task
+from ._kit import TreeDomain, shell, tree_task
 
 WORDS = ["beach", "dinner", "hike", "party", "city", "garden", "snow", "lake", "museum"]
 
@@ -67,4 +67,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.rename_pattern-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, description=__doc__))

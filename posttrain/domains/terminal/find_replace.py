@@ -21,7 +21,7 @@ import re
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import TreeDomain, shell, tree_task, write
+from ._kit import TreeDomain, shell, tree_task, write
 
 HOSTS = ["dbhost", "cachebox", "mailer", "queuesrv", "authnode", "logsink"]
 KEYS = ["url", "backup", "primary", "fallback", "mirror", "target"]
@@ -85,4 +85,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.find_replace-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, description=__doc__))

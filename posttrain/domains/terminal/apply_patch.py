@@ -22,7 +22,7 @@ import random
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import TreeDomain, shell, tree_task
+from ._kit import TreeDomain, shell, tree_task
 
 WORDS = ["total", "count", "limit", "offset", "scale", "ratio", "index", "width"]
 
@@ -76,4 +76,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.apply_patch-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, description=__doc__))

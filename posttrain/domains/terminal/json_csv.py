@@ -28,7 +28,7 @@ import random
 from posttrain.domains.base import register_domain
 from posttrain.verifiers.fs_state import collect_state, fs_score
 
-from ._t_common import TreeDomain, shell, text_of, tree_task, write
+from ._kit import TreeDomain, shell, text_of, tree_task, write
 
 NAMES = ["Ada", "Bo", "Cyd", "Dee", "Eve", "Fin", "Gil", "Hal"]
 CITIES = ["Oslo", "Lima", "Pune", "Graz", "Kobe"]
@@ -107,4 +107,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.json_to_csv-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify, description=__doc__))

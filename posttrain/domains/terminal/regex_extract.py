@@ -24,7 +24,7 @@ from collections import Counter
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import TreeDomain, shell, tree_task, write
+from ._kit import TreeDomain, report_predicates, shell, tree_task, write_lines
 
 WORDS = ["deploy", "restart", "queue", "disk", "cache", "login", "timeout", "payload"]
 NAMES = ["ann", "bo", "cy", "dee", "eli", "fay", "gus"]
@@ -78,14 +78,12 @@ def _build(rng: random.Random, d: int):
                 "Write matches.txt with the distinct error codes (E followed by exactly 4 digits, as a separate "
                 "token) found on ERROR lines of logs/*.log, one 'CODE COUNT' line each (lines holding it), "
                 "sorted by code")
-    preds = [{"op": "lines_match", "path": "matches.txt", "lines": want},
-             {"op": "file", "path": "matches.txt", "content": "\n".join(want) + "\n", "lines": True}]
-    preds += [{"op": "file", "path": p, "content": c, "guard": True} for p, c in files.items()]
+    preds = report_predicates("matches.txt", want, files)
     return tree_task(DOMAIN_ID, d, text + ". Do not change the inputs.", files, preds, hidden={"want": want})
 
 
 def _reference(task):
-    return [write("matches.txt", "\n".join(task.hidden["want"]) + "\n")]
+    return [write_lines("matches.txt", task.hidden["want"])]
 
 
 def _probes(task):
@@ -95,4 +93,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.regex_extract-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, description=__doc__))

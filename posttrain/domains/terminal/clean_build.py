@@ -22,7 +22,7 @@ import random
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import TreeDomain, shell, tree_task
+from ._kit import TreeDomain, shell, tree_task
 
 MODS = ["parser", "lexer", "io", "net", "math", "cli", "store"]
 
@@ -82,4 +82,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.clean_build-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, description=__doc__))

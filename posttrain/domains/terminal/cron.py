@@ -24,7 +24,7 @@ import random
 from posttrain.domains.base import register_domain
 from posttrain.verifiers.fs_state import collect_state, fs_score
 
-from ._t_common import TreeDomain, text_of, tree_task, write
+from ._kit import TreeDomain, text_of, tree_task, write, write_lines
 
 DAYS = ["Sundays", "Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays"]
 RANGES = [(0, 59), (0, 23), (1, 31), (1, 12), (0, 6)]
@@ -108,7 +108,7 @@ def _verify(env, trajectory):
 
 
 def _reference(task):
-    return [write("schedule.cron", "\n".join(task.hidden["lines"]) + "\n")]
+    return [write_lines("schedule.cron", task.hidden["lines"])]
 
 
 def _probes(task):
@@ -126,4 +126,4 @@ def open_jobs(task) -> str:
 
 
 DOMAIN_ID = "terminal.cron_schedule-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify, description=__doc__))

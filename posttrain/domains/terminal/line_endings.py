@@ -24,7 +24,7 @@ import re
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import TreeDomain, shell, tree_task, write
+from ._kit import TreeDomain, shell, tree_task, write
 
 WORDS = ["echo", "set", "path", "value", "run", "build", "clean", "start"]
 
@@ -80,4 +80,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.line_endings-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, description=__doc__))

@@ -22,7 +22,7 @@ import random
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import TreeDomain, shell, tree_task, write
+from ._kit import TreeDomain, shell, tree_task, write
 
 
 def _name(d: int, i: int) -> str:
@@ -78,4 +78,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.split_file-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, description=__doc__))

@@ -25,7 +25,7 @@ from posttrain.verifiers.fs_state import _norm_lines
 
 from posttrain.envs.tool_env import pool_lease
 
-from ._t_common import Score, TreeDomain, shell, text_of, tree_task, write
+from ._kit import Score, TreeDomain, shell, text_of, tree_task, write
 
 GOOD = ('#!/bin/sh\n# usage: sh report.sh FILE N\nfile="$1"\nn="$2"\n'
         "awk -F, '{ t[$2] += $3 } END { for (d in t) print d, t[d] }' \"$file\" | sort -k2,2nr -k1,1 | "
@@ -91,4 +91,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.fix_script-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify, description=__doc__))

@@ -25,7 +25,7 @@ from posttrain.domains.base import register_domain
 
 from posttrain.verifiers.fs_state import _norm_lines, collect_state, fs_score
 
-from ._t_common import TreeDomain, graded_lines, shell, text_of, tree_task, write
+from ._kit import TreeDomain, graded_lines, shell, text_of, tree_task, write_lines
 
 REGIONS = ["north", "south", "east", "west", "central", "coast"]
 HEADER = "id,item,qty"
@@ -67,7 +67,7 @@ def _verify(env, trajectory):
 
 
 def _reference(task):
-    return [write("merged.csv", "\n".join(task.hidden["lines"]) + "\n")]
+    return [write_lines("merged.csv", task.hidden["lines"])]
 
 
 def _probes(task):
@@ -77,4 +77,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.csv_merge-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify, description=__doc__))

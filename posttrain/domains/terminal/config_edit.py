@@ -25,7 +25,7 @@ import random
 from posttrain.domains.base import register_domain
 from posttrain.verifiers.fs_state import _norm_lines, collect_state, fs_score
 
-from ._t_common import TreeDomain, text_of, tree_task, write
+from ._kit import TreeDomain, text_of, tree_task, write
 
 KEYS = ["PORT", "HOST", "WORKERS", "TIMEOUT", "LOG_LEVEL", "CACHE_MB", "RETRIES", "REGION", "DEBUG", "MODE"]
 
@@ -123,4 +123,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.config_edit-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, verifier=_verify, description=__doc__))

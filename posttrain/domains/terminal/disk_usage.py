@@ -22,7 +22,7 @@ from collections import Counter
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import TreeDomain, shell, tree_task, write
+from ._kit import TreeDomain, report_predicates, shell, tree_task, write_lines
 
 DIRS = ["audio", "backups", "cache", "docs", "images", "logs", "video"]
 EXTS = ["txt", "log", "csv", "json", ""]
@@ -52,14 +52,12 @@ def _build(rng: random.Random, d: int):
         text = ("Write usage.txt with one line 'EXT BYTES' per file extension under store/ (without the dot; "
                 "'none' for files without one; sum of file sizes in bytes), sorted by bytes descending, then "
                 "extension, and a last line 'TOTAL <bytes>'")
-    preds = [{"op": "lines_match", "path": "usage.txt", "lines": want},
-             {"op": "file", "path": "usage.txt", "content": "\n".join(want) + "\n", "lines": True}]
-    preds += [{"op": "file", "path": p, "content": c, "guard": True} for p, c in files.items()]
+    preds = report_predicates("usage.txt", want, files)
     return tree_task(DOMAIN_ID, d, text + ". Do not change store/.", files, preds, hidden={"want": want})
 
 
 def _reference(task):
-    return [write("usage.txt", "\n".join(task.hidden["want"]) + "\n")]
+    return [write_lines("usage.txt", task.hidden["want"])]
 
 
 def _probes(task):
@@ -68,4 +66,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.disk_usage-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, description=__doc__))

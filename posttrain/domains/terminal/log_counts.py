@@ -21,7 +21,7 @@ from collections import Counter
 
 from posttrain.domains.base import register_domain
 
-from ._t_common import TreeDomain, shell, tree_task, write
+from ._kit import TreeDomain, report_predicates, shell, tree_task, write_lines
 
 PATHS = ["/", "/login", "/api/items", "/api/cart", "/static/app.js", "/search", "/admin"]
 STATUS = ["200", "200", "200", "301", "404", "500", "403"]
@@ -56,14 +56,12 @@ def _build(rng: random.Random, d: int):
     text = (f"From logs/access.log (combined log format), write top.txt with {ask}: one 'COUNT VALUE' line each, "
             "count descending, ties by value ascending. Do not change the log.")
     log = "\n".join(r for r, _, _ in rows) + "\n"
-    preds = [{"op": "lines_match", "path": "top.txt", "lines": want},
-             {"op": "file", "path": "top.txt", "content": "\n".join(want) + "\n", "lines": True},
-             {"op": "file", "path": "logs/access.log", "content": log, "guard": True}]
+    preds = report_predicates("top.txt", want, {"logs/access.log": log})
     return tree_task(DOMAIN_ID, d, text, {"logs/access.log": log}, preds, hidden={"want": want})
 
 
 def _reference(task):
-    return [write("top.txt", "\n".join(task.hidden["want"]) + "\n")]
+    return [write_lines("top.txt", task.hidden["want"])]
 
 
 def _probes(task):
@@ -73,4 +71,4 @@ def _probes(task):
 
 
 DOMAIN_ID = "terminal.log_counts-v1"
-register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes))
+register_domain(TreeDomain(DOMAIN_ID, _build, _reference, _probes, description=__doc__))
