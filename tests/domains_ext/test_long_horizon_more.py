@@ -1,4 +1,4 @@
-"""The second batch of long-horizon domains (``posttrain/domains/long_horizon/lh_*.py``):
+"""Six long-horizon domains (``cli_flag``, ``db_migration``, ``incident``, ``join_pipeline``, ``library``, ``reconcile``):
 the reference scores 1.0 at every level and collects every checkpoint once; stopping after
 the first stages earns partial process and outcome reward; wrong work stays below 1; hand
 work that the outcome verifier re-runs on hidden data earns nothing there."""

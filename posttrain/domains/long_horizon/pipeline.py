@@ -31,7 +31,7 @@ from posttrain.core.types import Score, Task
 from posttrain.domains.base import register_domain
 from posttrain.envs.tool_env import pool_lease
 
-from ._common import done, files_task, read_text, sandbox_env, write
+from ._kit import LongDomain, done, files_task, read_text, shell, stage_env, write
 
 CATS = ["books", "food", "games", "music", "tools", "toys", "garden"]
 STAGES = [("clean.py", "raw.csv", "clean.csv"), ("aggregate.py", "clean.csv", "totals.csv"),
@@ -93,73 +93,71 @@ def _same(a: str | None, b: str) -> bool:
     return a is not None and a.rstrip("\n").splitlines() == b.rstrip("\n").splitlines()
 
 
-@register_domain
-class DataPipeline:
-    id = "long_horizon.data_pipeline-v1"
-    family = "long_horizon"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
-
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        raw = _raw(rng, difficulty)
-        hidden_raw = _raw(rng, difficulty)
-        stages = STAGES[:2] if difficulty == 1 else STAGES
-        spec = "\n".join(f"{i + 1}. {s}: reads {a}, writes {b}" for i, (s, a, b) in enumerate(stages))
-        text = ("Build a data pipeline in stages, each a Python script run as 'python3 NAME.py':\n"
-                f"{spec}\nraw.csv has rows id,category,amount; keep a row only when it has 3 fields, "
-                "non-empty id and category, and amount is a non-negative integer written plainly. "
-                "clean.csv keeps the header and valid rows in order; totals.csv is 'category,total' per "
-                "category sorted by name, with a header; report.txt is 'TOP <category> <total>' (largest "
-                "total, ties by name) then 'CATEGORIES <count>'.")
-        return files_task(self.id, difficulty, text, {"raw.csv": raw},
-                          {"stages": [list(s) for s in stages], "expected": expected_outputs(raw),
-                           "hidden_raw": hidden_raw, "hidden_expected": expected_outputs(hidden_raw)})
-
-    def make_env(self, task: Task):
-        exp = task.hidden["expected"]
-        checks = [(script, lambda env, s=script, o=out: read_text(env, s) is not None
-                   and _same(read_text(env, o), exp[o])) for script, _, out in task.hidden["stages"]]
-        return sandbox_env(self.id, task, self._verify, checks)
-
-    def _verify(self, env, trajectory) -> Score:
-        stages = env.task.hidden["stages"]
-        scripts = {s: read_text(env, s) for s, _, _ in stages} if env.sandbox_opened else {}
-        hexp = {**env.task.hidden["hidden_expected"], "raw.csv": env.task.hidden["hidden_raw"]}
-        ok = []
-        with pool_lease()() as sb:
-            for script, inp, out in stages:
-                if not scripts.get(script):
-                    ok.append(0.0)
-                    continue
-                sb.write_file(script, scripts[script])
-                sb.write_file(inp, hexp[inp])
-                res = sb.exec(["python3", "-E", "-s", script], timeout=10, cpu_time=10)
-                try:
-                    got = sb.read_file(out, max_bytes=1 << 20).decode("utf-8", "replace")
-                except Exception:
-                    got = None
-                ok.append(float(res.exit_code == 0 and _same(got, hexp[out])))
-        comps = {f"stage{i + 1}": (v, 1.0) for i, v in enumerate(ok)}
-        comps["checkpoints"] = (sum(env.checkpoints.values()), 0.0)
-        return Score(sum(ok) / len(ok), components=comps, passed=int(sum(ok)), total=len(ok),
-                     reason=f"{int(sum(ok))}/{len(ok)} stages right on hidden data",
-                     verifier_version=self.id)
-
-    def reference_actions(self, task: Task) -> list[str]:
-        acts = []
-        for script, _, _ in task.hidden["stages"]:
-            acts += [write(script, REFERENCE[script]),
-                     '<tool_call>{"name": "shell", "arguments": {"command": "python3 ' + script + '"}}</tool_call>']
-        return acts + [done()]
-
-    def solve(self, task: Task) -> str:
-        return done()
+DOMAIN_ID = "long_horizon.data_pipeline-v1"
 
 
-    def probes(self, task: Task) -> dict:
-        st, exp = task.hidden["stages"], task.hidden["expected"]
-        return {
-            "hand_written_outputs": [write(o, exp[o]) for _, _, o in st] + [done()],
-            "copy_scripts": [write(s, f"open('{o}', 'w').write(open('{i}').read())\n") for s, i, o in st] + [done()],
-            "exit_zero": [write(s, "raise SystemExit(0)\n") for s, _, _ in st] + [done()],
-        }
+def _build(rng: random.Random, difficulty: int) -> Task:
+    raw = _raw(rng, difficulty)
+    hidden_raw = _raw(rng, difficulty)
+    stages = STAGES[:2] if difficulty == 1 else STAGES
+    spec = "\n".join(f"{i + 1}. {s}: reads {a}, writes {b}" for i, (s, a, b) in enumerate(stages))
+    text = ("Build a data pipeline in stages, each a Python script run as 'python3 NAME.py':\n"
+            f"{spec}\nraw.csv has rows id,category,amount; keep a row only when it has 3 fields, "
+            "non-empty id and category, and amount is a non-negative integer written plainly. "
+            "clean.csv keeps the header and valid rows in order; totals.csv is 'category,total' per "
+            "category sorted by name, with a header; report.txt is 'TOP <category> <total>' (largest "
+            "total, ties by name) then 'CATEGORIES <count>'.")
+    return files_task(DOMAIN_ID, difficulty, text, {"raw.csv": raw},
+                      {"stages": [list(s) for s in stages], "expected": expected_outputs(raw),
+                       "hidden_raw": hidden_raw, "hidden_expected": expected_outputs(hidden_raw)})
+
+
+def _env(task: Task):
+    exp = task.hidden["expected"]
+    checks = [(script, lambda env, s=script, o=out: read_text(env, s) is not None
+               and _same(read_text(env, o), exp[o])) for script, _, out in task.hidden["stages"]]
+    return stage_env(task, _verify, checks)
+
+
+def _verify(env, trajectory) -> Score:
+    stages = env.task.hidden["stages"]
+    scripts = {s: read_text(env, s) for s, _, _ in stages} if env.sandbox_opened else {}
+    hexp = {**env.task.hidden["hidden_expected"], "raw.csv": env.task.hidden["hidden_raw"]}
+    ok = []
+    with pool_lease()() as sb:
+        for script, inp, out in stages:
+            if not scripts.get(script):
+                ok.append(0.0)
+                continue
+            sb.write_file(script, scripts[script])
+            sb.write_file(inp, hexp[inp])
+            res = sb.exec(["python3", "-E", "-s", script], timeout=10, cpu_time=10)
+            try:
+                got = sb.read_file(out, max_bytes=1 << 20).decode("utf-8", "replace")
+            except Exception:
+                got = None
+            ok.append(float(res.exit_code == 0 and _same(got, hexp[out])))
+    comps = {f"stage{i + 1}": (v, 1.0) for i, v in enumerate(ok)}
+    comps["checkpoints"] = (sum(env.checkpoints.values()), 0.0)
+    return Score(sum(ok) / len(ok), components=comps, passed=int(sum(ok)), total=len(ok),
+                 reason=f"{int(sum(ok))}/{len(ok)} stages right on hidden data",
+                 verifier_version=env.task.domain)
+
+
+def _reference(task: Task) -> list[str]:
+    acts = []
+    for script, _, _ in task.hidden["stages"]:
+        acts += [write(script, REFERENCE[script]), shell(f"python3 {script}")]
+    return acts + [done()]
+
+
+def _probes(task: Task) -> dict:
+    st, exp = task.hidden["stages"], task.hidden["expected"]
+    return {
+        "hand_written_outputs": [write(o, exp[o]) for _, _, o in st] + [done()],
+        "copy_scripts": [write(s, f"open('{o}', 'w').write(open('{i}').read())\n") for s, i, o in st] + [done()],
+        "exit_zero": [write(s, "raise SystemExit(0)\n") for s, _, _ in st] + [done()],
+    }
+
+
+register_domain(LongDomain(DOMAIN_ID, _build, _env, _reference, _probes, description=__doc__))

@@ -25,10 +25,9 @@ import random
 
 from posttrain.core.types import Score, Task
 from posttrain.domains.base import register_domain
-from posttrain.envs.tool_env import format_call
 from posttrain.verifiers.fs_state import check, collect_state, fs_score
 
-from ._common import done, files_task, sandbox_env, write
+from ._kit import LongDomain, done, files_task, shell, stage_env, write
 
 PKGS = ["orbit", "quill", "ember", "tally", "prism", "harbor", "lumen"]
 KEYS = ["port", "workers", "timeout", "retries", "cache_mb", "log_level"]
@@ -63,60 +62,59 @@ def _stages(rng: random.Random, difficulty: int) -> tuple[list[list[dict]], list
     return stages, text, content
 
 
-@register_domain
-class ProjectSetup:
-    id = "long_horizon.project_setup-v1"
-    family = "long_horizon"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
-
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        stages, text, content = _stages(rng, difficulty)
-        files = {"data.txt": f"seed {rng.randint(0, 10**6)}\n"}
-        if difficulty >= 3:
-            files["notes.txt"] = "scratch\n"
-        guard = {"op": "file", "path": "data.txt", "content": files["data.txt"], "guard": True}
-        prompt = "Set up a project in these stages (leave data.txt as it is):\n" + "\n".join(text)
-        return files_task(self.id, difficulty, prompt, files,
-                          {"stages": stages, "predicates": [p for s in stages for p in s] + [guard],
-                           "content": content})
-
-    def make_env(self, task: Task):
-        stages = task.hidden["stages"]
-
-        def stage_ok(env, k):
-            st = collect_state(env.sandbox)
-            return all(check(p, st) >= 1.0 for p in stages[k])
-
-        checks = [(f"stage{k + 1}", lambda env, k=k: stage_ok(env, k)) for k in range(len(stages))]
-        return sandbox_env(self.id, task, self._verify, checks)
-
-    def _verify(self, env, trajectory) -> Score:
-        return fs_score(env.task.hidden["predicates"], collect_state(env.sandbox), self.id,
-                        extra=None)
-
-    def reference_actions(self, task: Task) -> list[str]:
-        content, n = task.hidden["content"], len(task.hidden["stages"])
-        order = [p for p in content if p.startswith(("src/", "tests/"))] + ["config.ini"]
-        order += ["scripts/version.sh"] if n >= 3 else []
-        order += ["README.md"] if n >= 4 else []
-        acts = [write(p, content[p]) for p in order]
-        if n >= 3:
-            acts.append(format_call("shell", {"command": "chmod 755 scripts/version.sh"}))
-        if n >= 4:
-            acts.append(format_call("shell", {"command": "rm -f notes.txt"}))
-        return acts + [done()]
-
-    def solve(self, task: Task) -> str:
-        return done()
+DOMAIN_ID = "long_horizon.project_setup-v1"
 
 
-    def probes(self, task: Task) -> dict:
-        paths = sorted(task.hidden["content"])
-        touch = " ".join(paths)
-        return {
-            "touch_expected": [format_call("shell", {"command": f"for p in {touch}; do mkdir -p $(dirname $p); "
-                                                                 ": > $p; chmod 755 $p; done"}), done()],
-            "wipe_tree": [format_call("shell", {"command": "rm -rf /work/*"}), done()],
-            "wrong_values": [write(p, "x = 1\n") for p in paths] + [done()],
-        }
+def _build(rng: random.Random, difficulty: int) -> Task:
+    stages, text, content = _stages(rng, difficulty)
+    files = {"data.txt": f"seed {rng.randint(0, 10**6)}\n"}
+    if difficulty >= 3:
+        files["notes.txt"] = "scratch\n"
+    guard = {"op": "file", "path": "data.txt", "content": files["data.txt"], "guard": True}
+    prompt = "Set up a project in these stages (leave data.txt as it is):\n" + "\n".join(text)
+    return files_task(DOMAIN_ID, difficulty, prompt, files,
+                      {"stages": stages, "predicates": [p for s in stages for p in s] + [guard],
+                       "content": content})
+
+
+def _env(task: Task):
+    stages = task.hidden["stages"]
+
+    def stage_ok(env, k):
+        st = collect_state(env.sandbox)
+        return all(check(p, st) >= 1.0 for p in stages[k])
+
+    checks = [(f"stage{k + 1}", lambda env, k=k: stage_ok(env, k)) for k in range(len(stages))]
+    return stage_env(task, _verify, checks)
+
+
+def _verify(env, trajectory) -> Score:
+    return fs_score(env.task.hidden["predicates"], collect_state(env.sandbox), env.task.domain,
+                    extra=None)
+
+
+def _reference(task: Task) -> list[str]:
+    content, n = task.hidden["content"], len(task.hidden["stages"])
+    order = [p for p in content if p.startswith(("src/", "tests/"))] + ["config.ini"]
+    order += ["scripts/version.sh"] if n >= 3 else []
+    order += ["README.md"] if n >= 4 else []
+    acts = [write(p, content[p]) for p in order]
+    if n >= 3:
+        acts.append(shell("chmod 755 scripts/version.sh"))
+    if n >= 4:
+        acts.append(shell("rm -f notes.txt"))
+    return acts + [done()]
+
+
+def _probes(task: Task) -> dict:
+    paths = sorted(task.hidden["content"])
+    touch = " ".join(paths)
+    return {
+        "touch_expected": [shell(f"for p in {touch}; do mkdir -p $(dirname $p); : > $p; chmod 755 $p; done"),
+                           done()],
+        "wipe_tree": [shell("rm -rf /work/*"), done()],
+        "wrong_values": [write(p, "x = 1\n") for p in paths] + [done()],
+    }
+
+
+register_domain(LongDomain(DOMAIN_ID, _build, _env, _reference, _probes, description=__doc__))

@@ -27,7 +27,7 @@ from posttrain.core.types import Score, Task
 from posttrain.domains.base import register_domain
 from posttrain.envs.tool_env import pool_lease
 
-from ._common import done, files_task, read_text, sandbox_env, write
+from ._kit import LongDomain, done, files_task, read_text, shell, stage_env, write
 
 OLD = ["calc", "combine", "blend", "mix", "merge_vals", "fuse"]
 NEW = ["compute_total", "weighted_sum", "scaled_add", "mix_values", "join_values", "fold_pair"]
@@ -74,62 +74,58 @@ def renamed(source: str | None, old: str, new: str) -> bool:
     return old not in names and new in names
 
 
-@register_domain
-class RenameRefactor:
-    id = "long_horizon.rename_refactor-v1"
-    family = "long_horizon"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
-
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        files, after, old, new, expected = _project(rng, difficulty)
-        text = (f"Rename the function {old} in util.py to {new} everywhere in this project (definition, "
-                f"imports, calls). 'python3 main.py' must keep printing exactly the same output.")
-        changed = [p for p in files if p != "main.py"]
-        return files_task(self.id, difficulty, text, files,
-                          {"old": old, "new": new, "after": after, "changed": changed, "output": expected})
-
-    def make_env(self, task: Task):
-        h = task.hidden
-        checks = [(p, lambda env, p=p: renamed(read_text(env, p), h["old"], h["new"])) for p in h["changed"]]
-        return sandbox_env(self.id, task, self._verify, checks)
-
-    def _verify(self, env, trajectory) -> Score:
-        h = env.task.hidden
-        src = {p: read_text(env, p) for p in env.task.public["files"]} if env.sandbox_opened else {}
-        per = [float(renamed(src.get(p), h["old"], h["new"])) for p in h["changed"]]
-        works = 0.0
-        if any(per):
-            with pool_lease()() as sb:
-                for p, text in src.items():
-                    if text is not None:
-                        sb.write_file(p, text)
-                res = sb.exec(["python3", "-E", "-s", "main.py"], timeout=10, cpu_time=10)
-                works = float(res.exit_code == 0 and res.stdout == h["output"])
-        frac = sum(per) / len(per)
-        comps = {"renamed": (frac, 1.0), "works": (works, 1.0),
-                 "checkpoints": (sum(env.checkpoints.values()), 0.0)}
-        return Score(frac * works, components=comps, passed=int(sum(per)), total=len(per),
-                     reason=f"{int(sum(per))}/{len(per)} files renamed, main.py "
-                            f"{'works' if works else 'broken or changed'}", verifier_version=self.id)
-
-    def reference_actions(self, task: Task) -> list[str]:
-        h = task.hidden
-        return [write(p, h["after"][p]) for p in h["changed"]] + [
-            '<tool_call>{"name": "shell", "arguments": {"command": "python3 main.py"}}</tool_call>', done()]
-
-    def solve(self, task: Task) -> str:
-        return done()
+DOMAIN_ID = "long_horizon.rename_refactor-v1"
 
 
-    def probes(self, task: Task) -> dict:
-        h, files = task.hidden, task.public["files"]
-        prints = "".join(f"print({v})\n" for v in h["output"].split())
-        rm = " ".join(p for p in files if p != "main.py")
-        return {
-            "alias_only": [write("util.py", files["util.py"] + f"\n{h['new']} = {h['old']}\n"), done()],
-            "print_expected": [write("main.py", prints),
-                               '<tool_call>{"name": "shell", "arguments": {"command": "rm -f ' + rm + '"}}</tool_call>',
-                               done()],
-            "util_only": [write("util.py", h["after"]["util.py"]), done()],
-        }
+def _build(rng: random.Random, difficulty: int) -> Task:
+    files, after, old, new, expected = _project(rng, difficulty)
+    text = (f"Rename the function {old} in util.py to {new} everywhere in this project (definition, "
+            f"imports, calls). 'python3 main.py' must keep printing exactly the same output.")
+    changed = [p for p in files if p != "main.py"]
+    return files_task(DOMAIN_ID, difficulty, text, files,
+                      {"old": old, "new": new, "after": after, "changed": changed, "output": expected})
+
+
+def _env(task: Task):
+    h = task.hidden
+    checks = [(p, lambda env, p=p: renamed(read_text(env, p), h["old"], h["new"])) for p in h["changed"]]
+    return stage_env(task, _verify, checks)
+
+
+def _verify(env, trajectory) -> Score:
+    h = env.task.hidden
+    src = {p: read_text(env, p) for p in env.task.public["files"]} if env.sandbox_opened else {}
+    per = [float(renamed(src.get(p), h["old"], h["new"])) for p in h["changed"]]
+    works = 0.0
+    if any(per):
+        with pool_lease()() as sb:
+            for p, text in src.items():
+                if text is not None:
+                    sb.write_file(p, text)
+            res = sb.exec(["python3", "-E", "-s", "main.py"], timeout=10, cpu_time=10)
+            works = float(res.exit_code == 0 and res.stdout == h["output"])
+    frac = sum(per) / len(per)
+    comps = {"renamed": (frac, 1.0), "works": (works, 1.0),
+             "checkpoints": (sum(env.checkpoints.values()), 0.0)}
+    return Score(frac * works, components=comps, passed=int(sum(per)), total=len(per),
+                 reason=f"{int(sum(per))}/{len(per)} files renamed, main.py "
+                        f"{'works' if works else 'broken or changed'}", verifier_version=env.task.domain)
+
+
+def _reference(task: Task) -> list[str]:
+    h = task.hidden
+    return [write(p, h["after"][p]) for p in h["changed"]] + [shell("python3 main.py"), done()]
+
+
+def _probes(task: Task) -> dict:
+    h, files = task.hidden, task.public["files"]
+    prints = "".join(f"print({v})\n" for v in h["output"].split())
+    rm = " ".join(p for p in files if p != "main.py")
+    return {
+        "alias_only": [write("util.py", files["util.py"] + f"\n{h['new']} = {h['old']}\n"), done()],
+        "print_expected": [write("main.py", prints), shell("rm -f " + rm), done()],
+        "util_only": [write("util.py", h["after"]["util.py"]), done()],
+    }
+
+
+register_domain(LongDomain(DOMAIN_ID, _build, _env, _reference, _probes, description=__doc__))

@@ -33,8 +33,7 @@ import random
 
 from posttrain.domains.base import register_domain
 
-from ._common import done, files_task, read_text, write
-from ._lh_common import lines_equal, stage_env, stage_score
+from ._kit import LongDomain, done, files_task, lines_equal, read_text, shell, stage_env, stage_score, write
 
 DOMAIN_ID = "long_horizon.incident-v1"
 SERVICES = ["orders", "payments", "inventory", "pricing", "auth", "search", "ledger"]
@@ -133,34 +132,25 @@ def _postmortem(h: dict) -> str:
             f"## Fix\nSet {h['fix']} in config/{h['service']}.conf.\n")
 
 
-@register_domain
-class Incident:
-    id = DOMAIN_ID
-    family = "long_horizon"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
-
-    def generate(self, rng: random.Random, difficulty: int):
-        return _build(rng, difficulty)
-
-    def make_env(self, task):
-        return stage_env(self.id, task, _verify, list(_stages(task).items()))
-
-    def reference_actions(self, task) -> list[str]:
-        h = task.hidden
-        acts = ['<tool_call>{"name": "shell", "arguments": {"command": "grep -h ERROR logs/*.log | sort | head"}}</tool_call>']
-        acts += [write(p, c) for p, c in h["outputs"].items()]
-        return acts + ([write("postmortem.md", _postmortem(h))] if task.difficulty >= 2 else []) + [done()]
-
-    def solve(self, task) -> str:
-        return done()
+def _env(task):
+    return stage_env(task, _verify, list(_stages(task).items()))
 
 
-    def probes(self, task) -> dict:
-        h = task.hidden
-        wrong = h["chain"][0]
-        rewrite = [write(f"config/{s}.conf", "".join(f"{k}={v}\n" for k, v in [h["fix"].split("=")])) for s in h["configs"]]
-        blame = lambda s: [write("rootcause.txt", f"SERVICE {s}\nFIRST_ERROR {h['first']}\n"),  # noqa: E731
-                           write("postmortem.md", _postmortem({**h, "service": s})), done()]
-        return {"blame_gateway": blame(wrong), "blame_decoy": blame("search" if h["service"] != "search" else "auth"),
-                "rewrite_all_configs": rewrite + [done()]}
+def _reference(task) -> list[str]:
+    h = task.hidden
+    acts = [shell("grep -h ERROR logs/*.log | sort | head")]
+    acts += [write(p, c) for p, c in h["outputs"].items()]
+    return acts + ([write("postmortem.md", _postmortem(h))] if task.difficulty >= 2 else []) + [done()]
+
+
+def _probes(task) -> dict:
+    h = task.hidden
+    wrong = h["chain"][0]
+    rewrite = [write(f"config/{s}.conf", "".join(f"{k}={v}\n" for k, v in [h["fix"].split("=")])) for s in h["configs"]]
+    blame = lambda s: [write("rootcause.txt", f"SERVICE {s}\nFIRST_ERROR {h['first']}\n"),  # noqa: E731
+                       write("postmortem.md", _postmortem({**h, "service": s})), done()]
+    return {"blame_gateway": blame(wrong), "blame_decoy": blame("search" if h["service"] != "search" else "auth"),
+            "rewrite_all_configs": rewrite + [done()]}
+
+
+register_domain(LongDomain(DOMAIN_ID, _build, _env, _reference, _probes, description=__doc__))

@@ -28,10 +28,8 @@ import json
 import random
 
 from posttrain.domains.base import register_domain
-from posttrain.envs.tool_env import format_call
 
-from ._common import done, files_task
-from ._lh_common import in_fresh, stage_env, stage_score
+from ._kit import LongDomain, done, files_task, in_fresh, shell, stage_env, stage_score
 
 DOMAIN_ID = "long_horizon.db_migration-v1"
 FIRST = ["Ada", "Alan", "Grace", "Edsger", "Barbara", "Ken", "Donald", "Frances", "John", "Radia"]
@@ -142,44 +140,35 @@ SQL_STEPS = [
 
 
 def _sql(stmt: str) -> str:
-    return format_call("shell", {"command": f"sqlite3 app.db \"{stmt}\""})
+    return shell(f"sqlite3 app.db \"{stmt}\"")
 
 
-@register_domain
-class DbMigration:
-    id = DOMAIN_ID
-    family = "long_horizon"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
+def _env(task):
+    cache: dict[int, dict] = {}  # one query per turn, shared by the stage checks
 
-    def generate(self, rng: random.Random, difficulty: int):
-        return _build(rng, difficulty)
-
-    def make_env(self, task):
-        cache: dict[int, dict] = {}  # one query per turn, shared by the stage checks
-
-        def check(k):
-            def ok(env) -> bool:
-                if env.turn not in cache:
-                    cache.clear()
-                    cache[env.turn] = stage_values(_snapshot_episode(env), task.hidden, task.difficulty)
-                return cache[env.turn][f"stage{k + 1}"] >= 1.0
-            return ok
-        n = {1: 2, 2: 3, 3: 4}[task.difficulty]
-        return stage_env(self.id, task, _verify, [(f"stage{k + 1}", check(k)) for k in range(n)], init=INIT)
-
-    def reference_actions(self, task) -> list[str]:
-        n = {1: 2, 2: 3, 3: 4}[task.difficulty]
-        return [_sql(s) for s in SQL_STEPS[:n]] + [done()]
-
-    def solve(self, task) -> str:
-        return done()
+    def check(k):
+        def ok(env) -> bool:
+            if env.turn not in cache:
+                cache.clear()
+                cache[env.turn] = stage_values(_snapshot_episode(env), task.hidden, task.difficulty)
+            return cache[env.turn][f"stage{k + 1}"] >= 1.0
+        return ok
+    n = {1: 2, 2: 3, 3: 4}[task.difficulty]
+    return stage_env(task, _verify, [(f"stage{k + 1}", check(k)) for k in range(n)], init=INIT)
 
 
-    def probes(self, task) -> dict:
-        v2 = ("DROP TABLE users; DROP TABLE orders; CREATE TABLE users(id INTEGER PRIMARY KEY, email TEXT, first_name "
-              "TEXT, last_name TEXT); CREATE TABLE orders(id INTEGER PRIMARY KEY, user_id INTEGER, amount_cents INTEGER);")
-        cols = ("ALTER TABLE users ADD COLUMN first_name TEXT; ALTER TABLE users ADD COLUMN last_name TEXT; "
-                "ALTER TABLE orders ADD COLUMN user_id INTEGER; ALTER TABLE orders ADD COLUMN amount_cents INTEGER;")
-        return {"recreate_empty": [_sql(v2), done()], "columns_only": [_sql(cols), done()],
-                "delete_db": [format_call("shell", {"command": "rm -f app.db"}), done()]}
+def _reference(task) -> list[str]:
+    n = {1: 2, 2: 3, 3: 4}[task.difficulty]
+    return [_sql(s) for s in SQL_STEPS[:n]] + [done()]
+
+
+def _probes(task) -> dict:
+    v2 = ("DROP TABLE users; DROP TABLE orders; CREATE TABLE users(id INTEGER PRIMARY KEY, email TEXT, first_name "
+          "TEXT, last_name TEXT); CREATE TABLE orders(id INTEGER PRIMARY KEY, user_id INTEGER, amount_cents INTEGER);")
+    cols = ("ALTER TABLE users ADD COLUMN first_name TEXT; ALTER TABLE users ADD COLUMN last_name TEXT; "
+            "ALTER TABLE orders ADD COLUMN user_id INTEGER; ALTER TABLE orders ADD COLUMN amount_cents INTEGER;")
+    return {"recreate_empty": [_sql(v2), done()], "columns_only": [_sql(cols), done()],
+            "delete_db": [shell("rm -f app.db"), done()]}
+
+
+register_domain(LongDomain(DOMAIN_ID, _build, _env, _reference, _probes, description=__doc__))

@@ -32,10 +32,8 @@ from collections import Counter
 
 from posttrain.core.types import Score
 from posttrain.domains.base import register_domain
-from posttrain.envs.tool_env import format_call
 
-from ._common import done, files_task, read_text, write
-from ._lh_common import in_fresh, stage_env
+from ._kit import LongDomain, done, files_task, in_fresh, read_text, shell, stage_env, write
 
 DOMAIN_ID = "long_horizon.cli_flag-v1"
 WORDS = ["red", "green", "blue", "cyan", "gold", "pink", "teal", "gray"]
@@ -170,34 +168,25 @@ def _verify(env, trajectory) -> Score:
                  verifier_version=DOMAIN_ID)
 
 
-@register_domain
-class CliFlag:
-    id = DOMAIN_ID
-    family = "long_horizon"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
-
-    def generate(self, rng: random.Random, difficulty: int):
-        return _build(rng, difficulty)
-
-    def make_env(self, task):
-        d = task.difficulty
-        checks = [("core", lambda env: _core_ok(read_text(env, "core.py"), d)),
-                  ("cli", lambda env: _cli_ok(read_text(env, "cli.py"), d)),
-                  ("tests", lambda env: _tests_ok(read_text(env, "tests/test_cli.py")))]
-        return stage_env(self.id, task, _verify, checks)
-
-    def reference_actions(self, task) -> list[str]:
-        return [write("core.py", CORE_NEW), write("cli.py", CLI_NEW), write("tests/test_cli.py", TEST),
-                format_call("shell", {"command": "python3 -m unittest discover -s tests"}), done()]
-
-    def solve(self, task) -> str:
-        return done()
+def _env(task):
+    d = task.difficulty
+    checks = [("core", lambda env: _core_ok(read_text(env, "core.py"), d)),
+              ("cli", lambda env: _cli_ok(read_text(env, "cli.py"), d)),
+              ("tests", lambda env: _tests_ok(read_text(env, "tests/test_cli.py")))]
+    return stage_env(task, _verify, checks)
 
 
-    def probes(self, task) -> dict:
-        ignored = CLI_NEW.replace("limit=a.limit, min_count=a.min_count, exclude=a.exclude", "")
-        hard = f"print({task.hidden['shown']!r}, end='')\n# --limit --min-count --exclude\n"
-        return {"option_ignored": [write("core.py", CORE_NEW), write("cli.py", ignored), write("tests/test_cli.py", TEST), done()],
-                "hardcoded": [write("cli.py", hard), write("tests/test_cli.py", TEST), done()],
-                "tests_only": [write("tests/test_cli.py", "import unittest\n# limit\n"), done()]}
+def _reference(task) -> list[str]:
+    return [write("core.py", CORE_NEW), write("cli.py", CLI_NEW), write("tests/test_cli.py", TEST),
+            shell("python3 -m unittest discover -s tests"), done()]
+
+
+def _probes(task) -> dict:
+    ignored = CLI_NEW.replace("limit=a.limit, min_count=a.min_count, exclude=a.exclude", "")
+    hard = f"print({task.hidden['shown']!r}, end='')\n# --limit --min-count --exclude\n"
+    return {"option_ignored": [write("core.py", CORE_NEW), write("cli.py", ignored), write("tests/test_cli.py", TEST), done()],
+            "hardcoded": [write("cli.py", hard), write("tests/test_cli.py", TEST), done()],
+            "tests_only": [write("tests/test_cli.py", "import unittest\n# limit\n"), done()]}
+
+
+register_domain(LongDomain(DOMAIN_ID, _build, _env, _reference, _probes, description=__doc__))

@@ -32,8 +32,7 @@ import random
 from posttrain.core.types import Score
 from posttrain.domains.base import register_domain
 
-from ._common import done, files_task, read_text, write
-from ._lh_common import in_fresh, stage_env
+from ._kit import LongDomain, done, files_task, in_fresh, read_text, stage_env, write
 
 DOMAIN_ID = "long_horizon.library_milestones-v1"
 FUNCS = ["merge", "total_length", "subtract", "gaps"]
@@ -133,47 +132,38 @@ def _verify(env, trajectory) -> Score:
                  reason=", ".join(f"{f} {v:.2f}" for f, v in vals.items()), verifier_version=DOMAIN_ID)
 
 
-@register_domain
-class LibraryMilestones:
-    id = DOMAIN_ID
-    family = "long_horizon"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
+def _env(task):
+    h, cache = task.hidden, {}
+    calls = [c for f in h["funcs"] for c in h["public"][f]]
 
-    def generate(self, rng: random.Random, difficulty: int):
-        return _build(rng, difficulty)
-
-    def make_env(self, task):
-        h, cache = task.hidden, {}
-        calls = [c for f in h["funcs"] for c in h["public"][f]]
-
-        def check(f):
-            def ok(env) -> bool:
-                src = read_text(env, "intervals.py")
-                if src is None:
-                    return False
-                if cache.get("src") != src:  # one sandbox run per new version of the module
-                    cache.update(src=src, got=run_calls(src, calls, h["mark"]))
-                got = dict(zip(range(len(calls)), cache["got"]))
-                idx = [i for i, c in enumerate(calls) if c[0] == f]
-                return all(got.get(i) == w for i, w in zip(idx, h["want_public"][f]))
-            return ok
-        return stage_env(self.id, task, _verify, [(f, check(f)) for f in h["funcs"]])
-
-    def reference_actions(self, task) -> list[str]:
-        n = len(task.hidden["funcs"])
-        return [write("intervals.py", "\n\n".join(REFERENCE[:k + 1])) for k in range(n)] + [done()]
-
-    def solve(self, task) -> str:
-        return done()
+    def check(f):
+        def ok(env) -> bool:
+            src = read_text(env, "intervals.py")
+            if src is None:
+                return False
+            if cache.get("src") != src:  # one sandbox run per new version of the module
+                cache.update(src=src, got=run_calls(src, calls, h["mark"]))
+            got = dict(zip(range(len(calls)), cache["got"]))
+            idx = [i for i, c in enumerate(calls) if c[0] == f]
+            return all(got.get(i) == w for i, w in zip(idx, h["want_public"][f]))
+        return ok
+    return stage_env(task, _verify, [(f, check(f)) for f in h["funcs"]])
 
 
-    def probes(self, task) -> dict:
-        h = task.hidden
-        table = {f: {json.dumps(c[1]): json.loads(w) for c, w in zip(h["public"][f], h["want_public"][f])} for f in h["funcs"]}
-        hard = "import json\nT = " + repr(table) + "\n" + "".join(
-            f"def {f}(*a):\n    return T[{f!r}].get(json.dumps(list(a)))\n" for f in h["funcs"])
-        ident = "".join(f"def {f}(*a):\n    return a[0]\n" for f in h["funcs"])
-        return {"hardcode_examples": [write("intervals.py", hard), done()],
-                "identity": [write("intervals.py", ident), done()],
-                "no_module": [write("NOTES.md", "PASSED\n"), done()]}
+def _reference(task) -> list[str]:
+    n = len(task.hidden["funcs"])
+    return [write("intervals.py", "\n\n".join(REFERENCE[:k + 1])) for k in range(n)] + [done()]
+
+
+def _probes(task) -> dict:
+    h = task.hidden
+    table = {f: {json.dumps(c[1]): json.loads(w) for c, w in zip(h["public"][f], h["want_public"][f])} for f in h["funcs"]}
+    hard = "import json\nT = " + repr(table) + "\n" + "".join(
+        f"def {f}(*a):\n    return T[{f!r}].get(json.dumps(list(a)))\n" for f in h["funcs"])
+    ident = "".join(f"def {f}(*a):\n    return a[0]\n" for f in h["funcs"])
+    return {"hardcode_examples": [write("intervals.py", hard), done()],
+            "identity": [write("intervals.py", ident), done()],
+            "no_module": [write("NOTES.md", "PASSED\n"), done()]}
+
+
+register_domain(LongDomain(DOMAIN_ID, _build, _env, _reference, _probes, description=__doc__))

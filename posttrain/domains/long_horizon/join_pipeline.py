@@ -32,10 +32,8 @@ import random
 
 from posttrain.core.types import Score
 from posttrain.domains.base import register_domain
-from posttrain.envs.tool_env import format_call
 
-from ._common import done, files_task, read_text, write
-from ._lh_common import in_fresh, lines_equal, stage_env
+from ._kit import LongDomain, done, files_task, in_fresh, lines_equal, read_text, shell, stage_env, write
 
 DOMAIN_ID = "long_horizon.join_pipeline-v1"
 COUNTRIES = ["DE", "FR", "JP", "BR", "CA", "IN", "NZ"]
@@ -155,34 +153,25 @@ def _verify(env, trajectory) -> Score:
                  reason=f"{int(sum(ok))}/{len(ok)} stages right on hidden data", verifier_version=DOMAIN_ID)
 
 
-@register_domain
-class JoinPipeline:
-    id = DOMAIN_ID
-    family = "long_horizon"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
-
-    def generate(self, rng: random.Random, difficulty: int):
-        return _build(rng, difficulty)
-
-    def make_env(self, task):
-        exp = task.hidden["expected"]
-        checks = [(s, lambda env, s=s, o=o: read_text(env, s) is not None and lines_equal(read_text(env, o), exp[o]))
-                  for s, _, o in task.hidden["stages"]]
-        return stage_env(self.id, task, _verify, checks)
-
-    def reference_actions(self, task) -> list[str]:
-        acts = []
-        for s, _, _ in task.hidden["stages"]:
-            acts += [write(s, REFERENCE[s]), format_call("shell", {"command": f"python3 {s}"})]
-        return acts + [done()]
-
-    def solve(self, task) -> str:
-        return done()
+def _env(task):
+    exp = task.hidden["expected"]
+    checks = [(s, lambda env, s=s, o=o: read_text(env, s) is not None and lines_equal(read_text(env, o), exp[o]))
+              for s, _, o in task.hidden["stages"]]
+    return stage_env(task, _verify, checks)
 
 
-    def probes(self, task) -> dict:
-        st, exp = task.hidden["stages"], task.hidden["expected"]
-        return {"hand_written_outputs": [write(o, exp[o]) for _, _, o in st] + [done()],
-                "copy_scripts": [write(s, f"open('{o}', 'w').write(open('{i[0]}').read())\n") for s, i, o in st] + [done()],
-                "exit_zero": [write(s, "raise SystemExit(0)\n") for s, _, _ in st] + [done()]}
+def _reference(task) -> list[str]:
+    acts = []
+    for s, _, _ in task.hidden["stages"]:
+        acts += [write(s, REFERENCE[s]), shell(f"python3 {s}")]
+    return acts + [done()]
+
+
+def _probes(task) -> dict:
+    st, exp = task.hidden["stages"], task.hidden["expected"]
+    return {"hand_written_outputs": [write(o, exp[o]) for _, _, o in st] + [done()],
+            "copy_scripts": [write(s, f"open('{o}', 'w').write(open('{i[0]}').read())\n") for s, i, o in st] + [done()],
+            "exit_zero": [write(s, "raise SystemExit(0)\n") for s, _, _ in st] + [done()]}
+
+
+register_domain(LongDomain(DOMAIN_ID, _build, _env, _reference, _probes, description=__doc__))

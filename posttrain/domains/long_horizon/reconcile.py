@@ -31,8 +31,7 @@ from datetime import date, timedelta
 
 from posttrain.domains.base import register_domain
 
-from ._common import done, files_task, read_text, write
-from ._lh_common import lines_equal, stage_env, stage_score
+from ._kit import LongDomain, done, files_task, lines_equal, read_text, stage_env, stage_score, write
 
 DOMAIN_ID = "long_horizon.reconcile-v1"
 DESC = ["coffee", "rent", "salary", "fuel", "books", "power", "phone", "gym"]
@@ -121,33 +120,23 @@ def make_checks(task):
     return [(p, lambda env, p=p, c=c: lines_equal(read_text(env, p), c)) for p, c in task.hidden["outputs"].items()]
 
 
-@register_domain
-class Reconcile:
-    id = DOMAIN_ID
-    family = "long_horizon"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
-
-    def generate(self, rng: random.Random, difficulty: int):
-        return _build(rng, difficulty)
-
-    def make_env(self, task):
-        return stage_env(self.id, task, _verify, make_checks(task))
-
-    def reference_actions(self, task) -> list[str]:
-        return [write(p, c) for p, c in task.hidden["outputs"].items()] + [done()]
-
-    def solve(self, task) -> str:
-        return done()
+def _env(task):
+    return stage_env(task, _verify, make_checks(task))
 
 
-    def probes(self, task) -> dict:
-        h = task.hidden
-        ids = [ln.split(",")[0] for ln in h["inputs"]["bank.csv"].splitlines()[1:]]
-        refs = [ln.split(",")[0] for ln in h["inputs"]["ledger.csv"].splitlines()[1:]]
-        every = "txn_id,ref\n" + "".join(f"{t},{r}\n" for t in sorted(ids) for r in refs)
-        un = "source,id,amount\n" + "".join(f"bank,{t},0.00\n" for t in sorted(ids)) + "".join(f"ledger,{r},0.00\n" for r in sorted(refs))
-        return {"match_everything": [write("matched.csv", every), done()],
-                "all_unmatched": [write("matched.csv", "txn_id,ref\n"), write("unmatched.csv", un), done()],
-                "copy_inputs": [write("matched.csv", h["inputs"]["bank.csv"]), write("unmatched.csv", h["inputs"]["ledger.csv"]), done()]}
+def _reference(task) -> list[str]:
+    return [write(p, c) for p, c in task.hidden["outputs"].items()] + [done()]
 
+
+def _probes(task) -> dict:
+    h = task.hidden
+    ids = [ln.split(",")[0] for ln in h["inputs"]["bank.csv"].splitlines()[1:]]
+    refs = [ln.split(",")[0] for ln in h["inputs"]["ledger.csv"].splitlines()[1:]]
+    every = "txn_id,ref\n" + "".join(f"{t},{r}\n" for t in sorted(ids) for r in refs)
+    un = "source,id,amount\n" + "".join(f"bank,{t},0.00\n" for t in sorted(ids)) + "".join(f"ledger,{r},0.00\n" for r in sorted(refs))
+    return {"match_everything": [write("matched.csv", every), done()],
+            "all_unmatched": [write("matched.csv", "txn_id,ref\n"), write("unmatched.csv", un), done()],
+            "copy_inputs": [write("matched.csv", h["inputs"]["bank.csv"]), write("unmatched.csv", h["inputs"]["ledger.csv"]), done()]}
+
+
+register_domain(LongDomain(DOMAIN_ID, _build, _env, _reference, _probes, description=__doc__))
