@@ -5,6 +5,10 @@ holes, cavities, pieces, symmetry, IoU against a hidden target) and scores the f
 constraints met. :func:`.render.render_png` draws a script as a PNG for "look and correct"
 multi-turn environments.
 
-Modules: :mod:`.parts` (drilled plates, volume fitting, shells), :mod:`.assemblies` (tables,
-stepped shafts), :mod:`.render`.
+Modules: :mod:`._kit` (the scorer, shared probes and the record constructor), :mod:`.parts`
+(drilled plates, volume fitting, shells), :mod:`.assemblies` (tables, stepped shafts),
+:mod:`.forms` (stacks, stairs, pyramids, a rook, mirrored parts), :mod:`.mechanical` (brackets,
+flanges, tubes, wheels, counterbores), :mod:`.spatial_reasoning` (area, centroid, envelopes,
+bridges, housings), :mod:`.render`; the real-tier CAD domains (``cad_*``, their own kit
+:mod:`.cad_kit`: a build123d sandbox episode) and the visual :mod:`.render_matching`.
 """

@@ -1,39 +1,48 @@
-"""Shared plumbing of the 3D-modelling domains: the prompt's language summary, building a task,
-scoring a script against the hidden target, and the shared probes.
+"""The 3D-modelling kit: the prompt's language summary, building a task, scoring a script
+against the hidden target, the shared probes, and :func:`csg_domain`, the record constructor
+every constructive-geometry domain registers through.
 
-Scoring (:func:`score_script`): the answer (``<answer>`` block or a fenced block, else the
-whole text) must parse as a program of :mod:`posttrain.verifiers.geometry`; it and the hidden
-target are voxelised on one grid; each constraint of the task is one named component:
+Scoring (:func:`check`): the answer (``<answer>`` block or a fenced block, else the whole
+text) must parse as a program of :mod:`posttrain.verifiers.geometry`; it and the hidden target
+are voxelised on one grid and measured (:func:`posttrain.verifiers.geometry.measure` plus the
+surface area, centroid and bounds of :mod:`posttrain.verifiers.geometry_more`); each
+constraint of the task is one named component:
 
 - ``size`` — bounding-box extents within one voxel of the asked W x D x H;
-- ``volume`` — within ``rel_tol`` of the asked volume (3 %, or 5 % for curved parts, widened
-  at generation to 1.5x the voxel error of the exact target plus 0.5 % when that is larger);
+- ``volume`` / ``area`` — within ``rel_tol`` of the asked value (3 %, or 5 % for curved parts,
+  widened at generation to 1.5x the voxel error of the exact target plus 0.5 % when larger);
 - ``holes`` / ``cavities`` / ``pieces`` — exact counts (through-holes, enclosed voids, solids);
 - ``rests_on_z0`` / ``centred_xy`` — placement within one voxel;
 - ``symmetric`` — mirror IoU at least 0.98 about each asked plane;
-- ``iou`` — continuous: 0 at IoU 0.5 rising to 1 at IoU 0.95 against the hidden target.
+- ``centroid``, ``volume_max``, ``within``, ``contains`` — decided by
+  :func:`posttrain.verifiers.geometry_more.check_more` (``contains``: a named required solid
+  kept to 98 %);
+- ``iou`` — continuous, weight 2: 0 at IoU 0.5 rising to 1 at IoU 0.95 against the target.
 
-The reward is the weighted mean of the components, **gated on IoU ≥ 0.5**: a shape that does
-not overlap the target at least that well earns nothing, however many generic properties
-(one piece, symmetric, on the floor) it happens to have. A script that does not parse earns 0
-with the parser's message as the reason (a policy error, not a verifier error).
+The reward is the weighted mean of the components, **gated on IoU >= 0.5** (a shape that
+does not overlap the target at least that well earns nothing, however many generic properties
+it happens to have) and on every constraint marked ``"gate": true``. A script that does not
+parse earns 0 with the parser's message as the reason (a policy error, not a verifier error).
 
-Shared probes: a tiny sphere, a huge box, the bounding box as a solid block offset far away, a
-Python program printing PASSED, a script past the statement cap, and the reference's last line
-alone.
+Shared probes (:func:`probes`): a tiny sphere, a huge box, the bounding box as a solid block
+offset far away, a Python program printing PASSED, a script past the statement cap, the
+reference's last line alone, and prose. Guarantees: :func:`build` measures the target once and
+fails loudly when it misses one of its own constraints (a generator bug).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from posttrain.core.types import Score, Task
 from posttrain.domains._helpers import make_task
+from posttrain.domains.kit.single_turn import SingleTurnDomain
 from posttrain.verifiers.geometry import MAX_LINES, Grid, Program, grid_for, iou, measure, parse, voxelize
+from posttrain.verifiers.geometry_more import check_more, contained_fraction, extra_measures
 from posttrain.verifiers.structured import answer_text
 
 LANGUAGE = """Write the model in this small modelling language, one statement per line (lengths in mm):
@@ -50,6 +59,11 @@ Names are lower-case; at most 64 statements. Answer with the script only."""
 
 WEIGHTS = {"iou": 2.0}
 IOU_GATE, IOU_FULL = 0.5, 0.95
+
+
+def fmt(x: float) -> str:
+    """A length as the scripts write it: integers bare, else up to four decimals."""
+    return f"{x:g}" if float(x).is_integer() else f"{x:.4f}".rstrip("0")
 
 
 @functools.lru_cache(maxsize=256)
@@ -69,31 +83,13 @@ def _target_voxels(target: str, grid: Grid) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _target_measure(target: str) -> tuple[dict[str, Any], float]:
+def target_measure(target: str) -> tuple[dict[str, Any], float]:
+    """The basic measurements of a (generated) target script and its voxel size."""
     grid = grid_for(_parsed(target).root)
     return measure(_target_voxels(target, grid), grid), grid.v
 
 
-def build(domain_id: str, difficulty: int, spec: str, target: str, constraints: Sequence[Mapping[str, Any]]) -> Task:
-    """The task; the target is measured once here so that (1) the volume tolerance covers the
-    voxel discretisation error of the exact answer and (2) a generator bug (a target that
-    misses its own constraints) fails loudly at generation time."""
-    m, v = _target_measure(target)
-    cons = []
-    for c in constraints:
-        c = dict(c)
-        if c["kind"] == "volume":
-            err = abs(m["volume"] / c["value"] - 1)
-            c["rel_tol"] = max(c.get("rel_tol", 0.03), round(1.5 * err + 0.005, 4))
-        if not _check(c, m, v):
-            raise AssertionError(f"{domain_id}: target misses its own constraint {c} (measured {m})")
-        cons.append(c)
-    prompt = f"Model this part.\n{spec}\n\n{LANGUAGE}"
-    return make_task(domain_id, difficulty, prompt, public={"spec": spec},
-                     hidden={"target": target, "constraints": cons})
-
-
-def _check(c: Mapping[str, Any], m: Mapping[str, Any], v: float) -> bool:
+def _check_basic(c: Mapping[str, Any], m: Mapping[str, Any], v: float) -> bool:
     k = c["kind"]
     tol = 1.01 * v
     if k == "size":
@@ -111,30 +107,99 @@ def _check(c: Mapping[str, Any], m: Mapping[str, Any], v: float) -> bool:
     return False
 
 
-def score_script(task: Task, answer: str, version: str) -> Score:
+def _check(c: Mapping[str, Any], m: Mapping[str, Any], v: float) -> bool:
+    got = check_more(c, m, v)
+    return _check_basic(c, m, v) if got is None else got
+
+
+@functools.lru_cache(maxsize=64)
+def _required_voxels(script: str, grid: Grid) -> np.ndarray:
+    return voxelize(_parsed(script).root, grid)
+
+
+def _measure(vox: np.ndarray, grid: Grid, cons: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    m = measure(vox, grid) | extra_measures(vox, grid)
+    for c in cons:
+        if c["kind"] == "contains":
+            m[f"contains:{c['name']}"] = contained_fraction(vox, _required_voxels(c["script"], grid))
+    return m
+
+
+def centred_part(size: Sequence[float], volume: float, holes: int,
+                 rel_tol: float | None = None) -> list[dict[str, Any]]:
+    """The constraints of a one-piece part resting on z = 0 and centred on the z axis: its size,
+    volume (``rel_tol`` where curved walls need more than 3 %), hole count and placement."""
+    vol = {"kind": "volume", "value": volume} | ({} if rel_tol is None else {"rel_tol": rel_tol})
+    return [{"kind": "size", "value": list(size)}, vol, {"kind": "holes", "value": holes},
+            {"kind": "pieces", "value": 1}, {"kind": "rests_on_z0"}, {"kind": "centred_xy"}]
+
+
+def build(domain_id: str, difficulty: int, spec: str, target: str, constraints: Sequence[Mapping[str, Any]],
+          intro: str = "Model this part.") -> Task:
+    """The task; the target is measured once here so that (1) the volume and area tolerances
+    cover the voxel discretisation error of the exact answer and (2) a generator bug (a target
+    that misses its own constraints) fails loudly at generation time."""
+    grid = grid_for(_parsed(target).root)
+    m = _measure(_target_voxels(target, grid), grid, constraints)
+    cons = []
+    for c in constraints:
+        c = dict(c)
+        if c["kind"] in ("volume", "area"):
+            err = abs(m[c["kind"]] / c["value"] - 1)
+            c["rel_tol"] = max(c.get("rel_tol", 0.03), round(1.5 * err + 0.005, 4))
+        if not _check(c, m, grid.v):
+            raise AssertionError(f"{domain_id}: target misses its own constraint {c} (measured "
+                                 f"{ {k: m[k] for k in ('volume', 'size', 'min', 'holes', 'cavities', 'pieces', 'area')} })")
+        cons.append(c)
+    prompt = f"{intro}\n{spec}\n\n{LANGUAGE}"
+    return make_task(domain_id, difficulty, prompt, public={"spec": spec},
+                     hidden={"target": target, "constraints": cons})
+
+
+def check(task: Task, answer: str) -> Score:
+    """Score a script against the task's target and constraints (module docstring); the
+    verifier version is ``task.domain``."""
+    version = task.domain
     text = answer_text(answer or "")
     prog = parse(text or "")
     cons = task.hidden["constraints"]
-    zeros = {c["kind"]: (0.0, 1.0) for c in cons} | {"iou": (0.0, WEIGHTS["iou"])}
+    names = [c["kind"] + (f":{c['name']}" if "name" in c else "") for c in cons]
+    zeros = {n: (0.0, 1.0) for n in names} | {"iou": (0.0, WEIGHTS["iou"])}
     if not isinstance(prog, Program):
         return Score(0.0, components=zeros, reason=f"script rejected: {prog}"[:200], verifier_version=version)
     target = _parsed(task.hidden["target"])
     grid = grid_for(prog.root, target.root)
     got, want = voxelize(prog.root, grid), _target_voxels(task.hidden["target"], grid)
-    m = measure(got, grid)
+    m = _measure(got, grid, cons)
     j = iou(got, want)
-    comps = {c["kind"]: (1.0 if _check(c, m, grid.v) else 0.0, 1.0) for c in cons}
+    comps = {n: (1.0 if _check(c, m, grid.v) else 0.0, 1.0) for n, c in zip(names, cons)}
     comps["iou"] = (min(1.0, max(0.0, (j - IOU_GATE) / (IOU_FULL - IOU_GATE))), WEIGHTS["iou"])
-    summary = (f"iou {j:.3f}, volume {m['volume']:.0f}, size {[round(x, 1) for x in m['size']]}, "
-               f"holes {m['holes']}, cavities {m['cavities']}, pieces {m['pieces']}")
+    cen = ", ".join(f"{x:.1f}" for x in m["centroid"]) if not math.isnan(m["centroid"][0]) else "-"
+    summary = (f"iou {j:.3f}, volume {m['volume']:.0f}, area {m['area']:.0f}, size {[round(x, 1) for x in m['size']]}, "
+               f"centroid ({cen}), holes {m['holes']}, cavities {m['cavities']}, pieces {m['pieces']}")
     met = sum(1 for k, (val, _) in comps.items() if k != "iou" and val == 1.0)
+    gated = [n for n, c in zip(names, cons) if c.get("gate") and comps[n][0] < 1.0]
+    if gated:  # a constraint that is the point of the task (e.g. "one piece" for a connector)
+        return Score(0.0, components=comps, passed=met, total=len(cons), reason=f"gate failed {gated}: {summary}",
+                     verifier_version=version)
     if j < IOU_GATE:
         return Score(0.0, components=comps, passed=met, total=len(cons), reason=f"IoU below {IOU_GATE}: {summary}",
                      verifier_version=version)
     return Score.weighted(comps, passed=met, total=len(cons), reason=summary, verifier_version=version)
 
 
+def target(task: Task) -> str:
+    """The reference answer: the hidden target script."""
+    return task.hidden["target"]
+
+
+def size_of(task: Task) -> list[float]:
+    """The asked W x D x H (the task's ``size`` constraint)."""
+    return next(c["value"] for c in task.hidden["constraints"] if c["kind"] == "size")
+
+
 def probes(task: Task) -> dict[str, str]:
+    """The shared probes (module docstring)."""
     ref = task.hidden["target"]
     last = [ln for ln in ref.splitlines() if ln.strip()][-1]
     size = next((c["value"] for c in task.hidden["constraints"] if c["kind"] == "size"), [10, 10, 10])
@@ -148,3 +213,11 @@ def probes(task: Task) -> dict[str, str]:
         "last_line_only": last,
         "prose": "The model is a box with holes, exactly as specified; all constraints are met.",
     }
+
+
+def csg_domain(domain_id: str, draw: Callable[[Any, int], Task], description: str,
+               more_probes: Callable[[Task], Mapping[str, str]] | None = None) -> SingleTurnDomain:
+    """The record of a constructive-geometry domain: its draw function with the kit's
+    :func:`check`, the target as reference and the shared probes (plus ``more_probes(task)``)."""
+    exploits = probes if more_probes is None else (lambda task: probes(task) | dict(more_probes(task)))
+    return SingleTurnDomain(domain_id, draw, check, exploits, reference=target, description=description)
