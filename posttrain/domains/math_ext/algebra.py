@@ -201,8 +201,8 @@ def _poly_derivative_exploits(task: Task) -> dict[str, str]:
             "extra_zero": hidden_answer(task) + ", 0"}
 
 
-register_domain(SingleTurnDomain("math.poly_derivative-v1", _poly_derivative, _poly_derivative_check, _poly_derivative_exploits,
-                                 description=_poly_derivative.__doc__))
+register_domain(SingleTurnDomain("math.poly_derivative-v1", _poly_derivative, _poly_derivative_check,
+                                 _poly_derivative_exploits, description=_poly_derivative.__doc__))
 
 
 def _sequence(rng: random.Random, difficulty: int) -> tuple[str, list[int]]:

@@ -58,8 +58,8 @@ def _base_convert_exploits(task: Task) -> dict[str, str]:
                         hidden_answer(task))
 
 
-register_domain(SingleTurnDomain("math.base_convert-v1", _base_convert, _base_convert_check, _base_convert_exploits,
-                                 description=_base_convert.__doc__))
+register_domain(SingleTurnDomain("math.base_convert-v1", _base_convert, _base_convert_check,
+                                 _base_convert_exploits, description=_base_convert.__doc__))
 
 
 def _fraction_arith(rng: random.Random, difficulty: int) -> Draft:
@@ -104,8 +104,8 @@ def _fraction_arith_exploits(task: Task) -> dict[str, str]:
     return {"add_parts": f"{a + c}/{b + d}"}
 
 
-register_domain(SingleTurnDomain("math.fraction_arith-v1", _fraction_arith, _fraction_arith_check, _fraction_arith_exploits,
-                                 description=_fraction_arith.__doc__))
+register_domain(SingleTurnDomain("math.fraction_arith-v1", _fraction_arith, _fraction_arith_check,
+                                 _fraction_arith_exploits, description=_fraction_arith.__doc__))
 
 
 def _expr(rng: random.Random, depth: int) -> str:

@@ -57,8 +57,8 @@ def _temperature_exploits(task: Task) -> dict[str, str]:
                                                              if abs(parse_temperature(v) - task.hidden["kelvin"]) > 0.5}}
 
 
-register_domain(SingleTurnDomain("science.temperature-v1", _temperature, _temperature_check, _temperature_exploits,
-                                 description=_temperature.__doc__))
+register_domain(SingleTurnDomain("science.temperature-v1", _temperature, _temperature_check,
+                                 _temperature_exploits, description=_temperature.__doc__))
 
 
 def _ideal_gas(rng: random.Random, difficulty: int) -> Draft:
