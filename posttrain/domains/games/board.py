@@ -14,6 +14,7 @@ import random
 from posttrain.core.types import Score, Task
 from posttrain.domains._helpers import make_task
 from posttrain.domains.base import register_domain
+from posttrain.domains.kit.single_turn import SingleTurnDomain
 
 from ..math_ext._kit import answer_text, check, fail, parse_int
 
@@ -44,56 +45,59 @@ def ttt_move_values(b: str, player: str) -> dict[int, int]:
     return {i + 1: -ttt_value(b[:i] + player + b[i + 1:], other) for i in range(9) if b[i] == "."}
 
 
-@register_domain
-class TicTacToe:
-    """games.tictactoe-v1 — pick an optimal move (minimax) in a tic-tac-toe position.
+ID_TICTACTOE = "games.tictactoe-v1"
 
-    Cells are numbered 1-9 row by row; any move with the best minimax value scores 1, any other
-    legal or illegal move 0. d1: 5-6 stones placed (often a win or block), d2: 3-4, d3: 1-2
-    (deeper look-ahead). Not covered: misère rules, larger boards. Probes: an occupied cell, a
-    legal but suboptimal move, "0", "10".
-    """
 
-    id = "games.tictactoe-v1"
-    family = "games"
-    difficulties = (1, 2, 3)
-    env_kind = "single_turn"
+def _tictactoe_draw(rng: random.Random, difficulty: int) -> Task:
+    lo, hi = ((5, 6), (3, 4), (1, 2))[difficulty - 1]
+    while True:
+        b, player = ["."] * 9, "X"
+        for _ in range(rng.randint(lo, hi)):
+            b[rng.choice([i for i in range(9) if b[i] == "."])] = player
+            player = "O" if player == "X" else "X"
+        s = "".join(b)
+        if ttt_winner(s):
+            continue
+        vals = ttt_move_values(s, player)
+        if len(set(vals.values())) > 1:
+            break
+    best = max(vals.values())
+    grid = "\n".join(" ".join(s[r * 3:r * 3 + 3]) for r in range(3))
+    prompt = (f"Tic-tac-toe. '.' is empty. Cells are numbered 1-9 row by row from the top left.\n{grid}\n"
+              f"It is {player}'s turn. Give a move with the best possible outcome for {player} under perfect "
+              f"play by both sides. Reply with only the cell number.")
+    optimal = sorted(k for k, v in vals.items() if v == best)
+    return make_task(ID_TICTACTOE, difficulty, prompt, public={"board": s, "player": player},
+                     hidden={"optimal": optimal, "suboptimal": sorted(k for k in vals if k not in optimal)})
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        lo, hi = ((5, 6), (3, 4), (1, 2))[difficulty - 1]
-        while True:
-            b, player = ["."] * 9, "X"
-            for _ in range(rng.randint(lo, hi)):
-                b[rng.choice([i for i in range(9) if b[i] == "."])] = player
-                player = "O" if player == "X" else "X"
-            s = "".join(b)
-            if ttt_winner(s):
-                continue
-            vals = ttt_move_values(s, player)
-            if len(set(vals.values())) > 1:
-                break
-        best = max(vals.values())
-        grid = "\n".join(" ".join(s[r * 3:r * 3 + 3]) for r in range(3))
-        prompt = (f"Tic-tac-toe. '.' is empty. Cells are numbered 1-9 row by row from the top left.\n{grid}\n"
-                  f"It is {player}'s turn. Give a move with the best possible outcome for {player} under perfect "
-                  f"play by both sides. Reply with only the cell number.")
-        optimal = sorted(k for k, v in vals.items() if v == best)
-        return make_task(self.id, difficulty, prompt, public={"board": s, "player": player},
-                         hidden={"optimal": optimal, "suboptimal": sorted(k for k in vals if k not in optimal)})
 
-    def solve(self, task: Task) -> str:
-        return str(task.hidden["optimal"][0])
+def _tictactoe_reference(task: Task) -> str:
+    return str(task.hidden["optimal"][0])
 
-    def score(self, task: Task, answer: str) -> Score:
-        mv = parse_int(answer_text(answer))
-        if mv is None or not 1 <= mv <= 9 or task.public["board"][mv - 1] != ".":
-            return fail(self.id, "not an empty cell number 1-9", name="legal")
-        return check(self.id, mv in task.hidden["optimal"], name="optimal")
 
-    def probes(self, task: Task) -> dict[str, str]:
-        b = task.public["board"]
-        occ = [i + 1 for i in range(9) if b[i] != "."]
-        return {"occupied": str(occ[0]), "suboptimal": str(task.hidden["suboptimal"][0]), "zero": "0", "ten": "10"}
+def _tictactoe_check(task: Task, answer: str) -> Score:
+    mv = parse_int(answer_text(answer))
+    if mv is None or not 1 <= mv <= 9 or task.public["board"][mv - 1] != ".":
+        return fail(task.domain, "not an empty cell number 1-9", name="legal")
+    return check(task.domain, mv in task.hidden["optimal"], name="optimal")
+
+
+def _tictactoe_probes(task: Task) -> dict[str, str]:
+    b = task.public["board"]
+    occ = [i + 1 for i in range(9) if b[i] != "."]
+    return {"occupied": str(occ[0]), "suboptimal": str(task.hidden["suboptimal"][0]), "zero": "0", "ten": "10"}
+
+
+register_domain(SingleTurnDomain(
+    ID_TICTACTOE, _tictactoe_draw, _tictactoe_check, _tictactoe_probes,
+    reference=_tictactoe_reference, description="""\
+Pick an optimal move (minimax) in a tic-tac-toe position.
+
+Cells are numbered 1-9 row by row; any move with the best minimax value scores 1, any other
+legal or illegal move 0. d1: 5-6 stones placed (often a win or block), d2: 3-4, d3: 1-2
+(deeper look-ahead). Not covered: misère rules, larger boards. Probes: an occupied cell, a
+legal but suboptimal move, "0", "10".
+"""))
 
 
 ROWS, COLS = 6, 7
@@ -130,129 +134,133 @@ def c4_winning_cols(rows: list[str], piece: str) -> list[int]:
     return out
 
 
-@register_domain
-class ConnectFourWin:
-    """games.connect4-v1 — find a column that wins immediately in a Connect Four position.
+ID_CONNECT4 = "games.connect4-v1"
 
-    Pieces fall to the lowest empty row; the answer is a column 1-7; scored by dropping the
-    piece and checking four in a row. Positions come from random play with 8-14 / 14-22 /
-    22-32 pieces (more clutter = harder to see). Not covered: multi-move threats. Probes: a
-    legal non-winning column, "0", "8".
-    """
 
-    id = "games.connect4-v1"
-    family = "games"
-    difficulties = (1, 2, 3)
-    env_kind = "single_turn"
-
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        lo, hi = ((8, 14), (14, 22), (22, 32))[difficulty - 1]
-        while True:
-            b = [["."] * COLS for _ in range(ROWS)]
-            piece, ok, n = "X", True, rng.randint(lo, hi)
-            for _ in range(n):
-                cols = [c for c in range(COLS) if b[0][c] == "."]
-                c = rng.choice(cols)
-                r = c4_drop(b, c, piece)
-                if c4_wins_at(b, r, c):
-                    ok = False
-                    break
-                piece = "O" if piece == "X" else "X"
-            rows = ["".join(r) for r in b]
-            if not ok:
-                continue
-            wins = c4_winning_cols(rows, piece)
-            legal = [c + 1 for c in range(COLS) if rows[0][c] == "."]
-            if wins and len(wins) < len(legal):
+def _connect4_draw(rng: random.Random, difficulty: int) -> Task:
+    lo, hi = ((8, 14), (14, 22), (22, 32))[difficulty - 1]
+    while True:
+        b = [["."] * COLS for _ in range(ROWS)]
+        piece, ok, n = "X", True, rng.randint(lo, hi)
+        for _ in range(n):
+            cols = [c for c in range(COLS) if b[0][c] == "."]
+            c = rng.choice(cols)
+            r = c4_drop(b, c, piece)
+            if c4_wins_at(b, r, c):
+                ok = False
                 break
-        grid = "\n".join(" ".join(r) for r in rows)
-        prompt = (f"Connect Four (6 rows x 7 columns, pieces fall to the lowest empty cell; '.' is empty; columns "
-                  f"numbered 1-7 left to right):\n{grid}\nIt is {piece}'s turn. Give a column where {piece} wins "
-                  f"immediately (four in a row). Reply with only the column number.")
-        return make_task(self.id, difficulty, prompt, public={"rows": rows, "piece": piece},
-                         hidden={"wins": wins, "non_winning": [c for c in legal if c not in wins]})
-
-    def solve(self, task: Task) -> str:
-        return str(task.hidden["wins"][0])
-
-    def score(self, task: Task, answer: str) -> Score:
-        c = parse_int(answer_text(answer))
-        rows = task.public["rows"]
-        if c is None or not 1 <= c <= COLS or rows[0][c - 1] != ".":
-            return fail(self.id, "not a playable column 1-7", name="legal")
-        return check(self.id, c in c4_winning_cols(rows, task.public["piece"]), name="wins")
-
-    def probes(self, task: Task) -> dict[str, str]:
-        return {"non_winning": str(task.hidden["non_winning"][0]), "zero": "0", "eight": "8"}
+            piece = "O" if piece == "X" else "X"
+        rows = ["".join(r) for r in b]
+        if not ok:
+            continue
+        wins = c4_winning_cols(rows, piece)
+        legal = [c + 1 for c in range(COLS) if rows[0][c] == "."]
+        if wins and len(wins) < len(legal):
+            break
+    grid = "\n".join(" ".join(r) for r in rows)
+    prompt = (f"Connect Four (6 rows x 7 columns, pieces fall to the lowest empty cell; '.' is empty; columns "
+              f"numbered 1-7 left to right):\n{grid}\nIt is {piece}'s turn. Give a column where {piece} wins "
+              f"immediately (four in a row). Reply with only the column number.")
+    return make_task(ID_CONNECT4, difficulty, prompt, public={"rows": rows, "piece": piece},
+                     hidden={"wins": wins, "non_winning": [c for c in legal if c not in wins]})
 
 
-@register_domain
-class Nim:
-    """games.nim-v1 — normal-play Nim: give a winning move ``heap count`` (remove count from heap).
+def _connect4_reference(task: Task) -> str:
+    return str(task.hidden["wins"][0])
 
-    Scored by the rules: legal and leaving nim-sum 0. 3 heaps up to 7 / 4 heaps up to 15 /
-    5 heaps up to 31; the position is always winning. Not covered: misère Nim, other
-    impartial games. Probes: a legal losing move, taking from an empty heap, "1 0".
-    """
 
-    id = "games.nim-v1"
-    family = "games"
-    difficulties = (1, 2, 3)
-    env_kind = "single_turn"
+def _connect4_check(task: Task, answer: str) -> Score:
+    c = parse_int(answer_text(answer))
+    rows = task.public["rows"]
+    if c is None or not 1 <= c <= COLS or rows[0][c - 1] != ".":
+        return fail(task.domain, "not a playable column 1-7", name="legal")
+    return check(task.domain, c in c4_winning_cols(rows, task.public["piece"]), name="wins")
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        k, hi = ((3, 7), (4, 15), (5, 31))[difficulty - 1]
-        while True:
-            heaps = [rng.randint(0 if difficulty > 1 else 1, hi) for _ in range(k)]
-            x = 0
-            for h in heaps:
-                x ^= h
-            if x and sum(heaps) > 2:
-                break
-        prompt = (f"Nim with heaps {heaps} (heap 1 is the first). Players alternately remove one or more objects from "
-                  f"a single heap; whoever takes the last object wins. Give a move after which you can force a win. "
-                  f"Reply with only 'heap count' (two integers: the heap number and how many objects to remove).")
-        return make_task(self.id, difficulty, prompt, public={"heaps": heaps})
 
-    @staticmethod
-    def _outcome(heaps: list[int], mv: list[int] | None) -> bool | None:
-        if mv is None or not 1 <= mv[0] <= len(heaps) or not 1 <= mv[1] <= heaps[mv[0] - 1]:
-            return None
-        after = list(heaps)
-        after[mv[0] - 1] -= mv[1]
+def _connect4_probes(task: Task) -> dict[str, str]:
+    return {"non_winning": str(task.hidden["non_winning"][0]), "zero": "0", "eight": "8"}
+
+
+register_domain(SingleTurnDomain(
+    ID_CONNECT4, _connect4_draw, _connect4_check, _connect4_probes, reference=_connect4_reference, description="""\
+Find a column that wins immediately in a Connect Four position.
+
+Pieces fall to the lowest empty row; the answer is a column 1-7; scored by dropping the
+piece and checking four in a row. Positions come from random play with 8-14 / 14-22 /
+22-32 pieces (more clutter = harder to see). Not covered: multi-move threats. Probes: a
+legal non-winning column, "0", "8".
+"""))
+
+
+ID_NIM = "games.nim-v1"
+
+
+def _nim_outcome(heaps: list[int], mv: list[int] | None) -> bool | None:
+    if mv is None or not 1 <= mv[0] <= len(heaps) or not 1 <= mv[1] <= heaps[mv[0] - 1]:
+        return None
+    after = list(heaps)
+    after[mv[0] - 1] -= mv[1]
+    x = 0
+    for h in after:
+        x ^= h
+    return x == 0
+
+
+def _nim_draw(rng: random.Random, difficulty: int) -> Task:
+    k, hi = ((3, 7), (4, 15), (5, 31))[difficulty - 1]
+    while True:
+        heaps = [rng.randint(0 if difficulty > 1 else 1, hi) for _ in range(k)]
         x = 0
-        for h in after:
+        for h in heaps:
             x ^= h
-        return x == 0
+        if x and sum(heaps) > 2:
+            break
+    prompt = (f"Nim with heaps {heaps} (heap 1 is the first). Players alternately remove one or more objects from "
+              f"a single heap; whoever takes the last object wins. Give a move after which you can force a win. "
+              f"Reply with only 'heap count' (two integers: the heap number and how many objects to remove).")
+    return make_task(ID_NIM, difficulty, prompt, public={"heaps": heaps})
 
-    def solve(self, task: Task) -> str:
-        heaps = task.public["heaps"]
-        for i, h in enumerate(heaps):
-            for take in range(1, h + 1):
-                if self._outcome(heaps, [i + 1, take]):
-                    return f"{i + 1} {take}"
-        raise AssertionError("generated a losing position")
 
-    def score(self, task: Task, answer: str) -> Score:
-        parts = (answer_text(answer) or "").split()
-        got = [parse_int(p) for p in parts] if len(parts) == 2 else None
-        got = None if got is None or None in got else got
-        res = self._outcome(task.public["heaps"], got)
-        if res is None:
-            return fail(self.id, "not a legal 'heap count' move", name="legal")
-        return check(self.id, res, name="winning")
+def _nim_reference(task: Task) -> str:
+    heaps = task.public["heaps"]
+    for i, h in enumerate(heaps):
+        for take in range(1, h + 1):
+            if _nim_outcome(heaps, [i + 1, take]):
+                return f"{i + 1} {take}"
+    raise AssertionError("generated a losing position")
 
-    def probes(self, task: Task) -> dict[str, str]:
-        heaps = task.public["heaps"]
-        out = {"take_zero": "1 0"}
-        for i, h in enumerate(heaps):
-            for take in range(1, h + 1):
-                if self._outcome(heaps, [i + 1, take]) is False:
-                    out["losing"] = f"{i + 1} {take}"
-                    break
-            if "losing" in out:
+
+def _nim_check(task: Task, answer: str) -> Score:
+    parts = (answer_text(answer) or "").split()
+    got = [parse_int(p) for p in parts] if len(parts) == 2 else None
+    got = None if got is None or None in got else got
+    res = _nim_outcome(task.public["heaps"], got)
+    if res is None:
+        return fail(task.domain, "not a legal 'heap count' move", name="legal")
+    return check(task.domain, res, name="winning")
+
+
+def _nim_probes(task: Task) -> dict[str, str]:
+    heaps = task.public["heaps"]
+    out = {"take_zero": "1 0"}
+    for i, h in enumerate(heaps):
+        for take in range(1, h + 1):
+            if _nim_outcome(heaps, [i + 1, take]) is False:
+                out["losing"] = f"{i + 1} {take}"
                 break
-        empty = [i + 1 for i, h in enumerate(heaps) if h == 0]
-        if empty:
-            out["empty_heap"] = f"{empty[0]} 1"
-        return out
+        if "losing" in out:
+            break
+    empty = [i + 1 for i, h in enumerate(heaps) if h == 0]
+    if empty:
+        out["empty_heap"] = f"{empty[0]} 1"
+    return out
+
+
+register_domain(SingleTurnDomain(
+    ID_NIM, _nim_draw, _nim_check, _nim_probes, reference=_nim_reference, description="""\
+Normal-play Nim: give a winning move ``heap count`` (remove count from heap).
+
+Scored by the rules: legal and leaving nim-sum 0. 3 heaps up to 7 / 4 heaps up to 15 /
+5 heaps up to 31; the position is always winning. Not covered: misère Nim, other
+impartial games. Probes: a legal losing move, taking from an empty heap, "1 0".
+"""))
