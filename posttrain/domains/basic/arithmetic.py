@@ -1,5 +1,7 @@
 """Integer arithmetic on d-digit operands: ``math.add-v1``, ``math.sub-v1``, ``math.mul-v1``.
 
+Three records of the same functions, differing only by symbol and operation.
+
 Trains: carrying (add), borrowing and the sign of a negative result (sub), and long
 multiplication (mul), written as a compact prompt ``12+34=`` whose answer is the plain decimal
 result ``46`` (``-22`` for ``12-34=``). Difficulty d = the digit count of both operands
@@ -12,55 +14,44 @@ operands, or answers written any other way (``046``, ``+46``, ``46.0``, ``forty-
 
 from __future__ import annotations
 
+import functools
 import operator
 import random
 from typing import Any, Callable
 
-from posttrain.core.types import Score, Task
-from posttrain.domains._helpers import make_task
+from posttrain.core.types import Task
 from posttrain.domains.base import register_domain
+from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 
-from ._common import distinct_probes, operand, strict_score
-
-
-class _Arithmetic:
-    """One binary integer operation; instances differ only by symbol and function."""
-
-    family = "math"
-    difficulties = (1, 2, 3, 4)
-    env_kind = "single_turn"
-
-    def __init__(self, name: str, symbol: str, fn: Callable[[int, int], int]):
-        self.id = f"math.{name}-v1"
-        self.symbol = symbol
-        self.fn = fn
-
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        a, b = operand(rng, difficulty), operand(rng, difficulty)
-        return make_task(self.id, difficulty, f"{a}{self.symbol}{b}=",
-                         answer=str(self.fn(a, b)), public={"operands": [a, b]})
-
-    def solve(self, task: Task) -> str:
-        return str(task.hidden["answer"])
-
-    def score(self, task: Task, answer: str) -> Score:
-        return strict_score(task, answer, self.id)
-
-    def probes(self, task: Task) -> dict[str, Any]:
-        ref = int(task.hidden["answer"])
-        a, b = task.public["operands"]
-        return distinct_probes(task, {
-            "off_by_one_up": str(ref + 1),
-            "off_by_one_down": str(ref - 1),
-            "negated": str(-ref),
-            "equation": f"{a}{self.symbol}{b}={ref}",
-            "doubled": f"{ref}{ref}",
-            "neighbours": f"{ref - 1} {ref} {ref + 1}",
-            "leading_zero": f"0{ref}",
-            "float": f"{ref}.0",
-        })
+from ._kit import distinct_probes, operand, strict_check
 
 
-register_domain(_Arithmetic("add", "+", operator.add))
-register_domain(_Arithmetic("sub", "-", operator.sub))
-register_domain(_Arithmetic("mul", "*", operator.mul))
+def _draw(symbol: str, fn: Callable[[int, int], int], rng: random.Random, difficulty: int) -> Draft:
+    a, b = operand(rng, difficulty), operand(rng, difficulty)
+    return Draft(f"{a}{symbol}{b}=", answer=str(fn(a, b)), public={"operands": [a, b]})
+
+
+def _exploits(symbol: str, task: Task) -> dict[str, Any]:
+    ref = int(task.hidden["answer"])
+    a, b = task.public["operands"]
+    return distinct_probes(task, {
+        "off_by_one_up": str(ref + 1),
+        "off_by_one_down": str(ref - 1),
+        "negated": str(-ref),
+        "equation": f"{a}{symbol}{b}={ref}",
+        "doubled": f"{ref}{ref}",
+        "neighbours": f"{ref - 1} {ref} {ref + 1}",
+        "leading_zero": f"0{ref}",
+        "float": f"{ref}.0",
+    })
+
+
+SKILLS = {"add": "Adding two d-digit integers (carrying).",
+          "sub": "Subtracting two d-digit integers (borrowing, negative results).",
+          "mul": "Multiplying two d-digit integers (long multiplication)."}
+
+# functools.partial of module-level functions (not closures) keeps the records picklable
+for _name, _symbol, _fn in (("add", "+", operator.add), ("sub", "-", operator.sub), ("mul", "*", operator.mul)):
+    register_domain(SingleTurnDomain(f"math.{_name}-v1", functools.partial(_draw, _symbol, _fn), strict_check,
+                                     functools.partial(_exploits, _symbol),
+                                     description=f"{SKILLS[_name]}\n\n{__doc__}", difficulties=(1, 2, 3, 4)))

@@ -1,4 +1,9 @@
-"""Shared pieces of the foundation domains: operand sampling, the strict scorer, probe hygiene."""
+"""The foundation domains' kit: operand sampling, the strict checker, probe hygiene.
+
+Every foundation domain is a :class:`~posttrain.domains.kit.single_turn.SingleTurnDomain` whose
+check is :func:`strict_check` (it reads the id from ``task.domain``) and whose exploits go
+through :func:`distinct_probes`.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from typing import Any
 from posttrain.core.types import Score, Task
 from posttrain.domains._helpers import exact_score
 from posttrain.verifiers.text import normalize_text
+
+LENGTHS = {1: 3, 2: 5, 3: 7, 4: 9}  # list / string length per difficulty (sort, reverse)
 
 
 def operand(rng: random.Random, digits: int) -> int:
@@ -20,6 +27,11 @@ def operand(rng: random.Random, digits: int) -> int:
 def strict_score(task: Task, answer: str, version: str) -> Score:
     """Whole-answer exact match, case-sensitive, whitespace collapsed; no partial credit."""
     return exact_score(task, answer, version, case=True)
+
+
+def strict_check(task: Task, answer: str) -> Score:
+    """The single-turn checker of every foundation domain: :func:`strict_score` for ``task.domain``."""
+    return strict_score(task, answer, task.domain)
 
 
 def distinct_probes(task: Task, probes: dict[str, Any]) -> dict[str, Any]:
