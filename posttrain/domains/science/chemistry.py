@@ -79,9 +79,10 @@ def _ideal_gas(rng: random.Random, difficulty: int) -> Draft:
                               f"What volume does it occupy?", n * R * t / (p * 1000), "L",
                               mistakes={"celsius": n * R * max(tc, 1) / (p * 1000)})
     p, ml = round(rng.uniform(50, 500), 0), round(rng.uniform(100, 5000), 0)
-    return quantity_draft(f"A gas sample at {fmt(p)} kPa and {fmt(tc)} °C occupies {fmt(ml)} mL "
-                          f"(R = 8.314 J/(mol K)). How many moles does it contain?", p * 1000 * ml * 1e-6 / (R * t), "mol",
-                          mistakes={"celsius": p * 1000 * ml * 1e-6 / (R * max(tc, 1)), "ml_as_l": p * 1000 * ml * 1e-3 / (R * t)})
+    return quantity_draft(
+        f"A gas sample at {fmt(p)} kPa and {fmt(tc)} °C occupies {fmt(ml)} mL "
+        f"(R = 8.314 J/(mol K)). How many moles does it contain?", p * 1000 * ml * 1e-6 / (R * t), "mol",
+        mistakes={"celsius": p * 1000 * ml * 1e-6 / (R * max(tc, 1)), "ml_as_l": p * 1000 * ml * 1e-3 / (R * t)})
 
 
 register_domain(quantity_domain("science.ideal_gas-v1", _ideal_gas, _ideal_gas.__doc__))

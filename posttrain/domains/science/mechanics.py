@@ -54,8 +54,9 @@ def _kinematics(rng: random.Random, difficulty: int) -> Draft:
                               f"travel?", 0.5 * a * t * t, "m", mistakes={"no_half": a * t * t})
     s = round(rng.uniform(10, 300), 0)
     if difficulty == 2:
-        return quantity_draft(f"A cyclist moving at {u} m/s accelerates uniformly at {a} m/s^2 over {s} m. What "
-                              f"is the final speed?", math.sqrt(u * u + 2 * a * s), "m/s", mistakes={"linear": u + a * s})
+        return quantity_draft(
+            f"A cyclist moving at {u} m/s accelerates uniformly at {a} m/s^2 over {s} m. What "
+            f"is the final speed?", math.sqrt(u * u + 2 * a * s), "m/s", mistakes={"linear": u + a * s})
     tt = (-u + math.sqrt(u * u + 2 * a * s)) / a
     return quantity_draft(f"A train moving at {u} m/s accelerates uniformly at {a} m/s^2. How long does it take "
                           f"to cover {s} m?", tt, "s", mistakes={"no_initial": math.sqrt(2 * s / a)})
@@ -77,9 +78,10 @@ def _projectile(rng: random.Random, difficulty: int) -> Draft:
                               f"no air resistance). How far away does it land?", v * v * math.sin(2 * r) / G, "m",
                               mistakes={"sin_theta": v * v * math.sin(r) / G})
     if difficulty == 2:
-        return quantity_draft(f"A stone is thrown at {v} m/s at {th} degrees above the horizontal (g = 9.81 m/s^2). "
-                              f"What maximum height above the launch point does it reach?", (v * math.sin(r)) ** 2 / (2 * G),
-                              "m", mistakes={"no_half": (v * math.sin(r)) ** 2 / G})
+        return quantity_draft(
+            f"A stone is thrown at {v} m/s at {th} degrees above the horizontal (g = 9.81 m/s^2). "
+            f"What maximum height above the launch point does it reach?", (v * math.sin(r)) ** 2 / (2 * G),
+            "m", mistakes={"no_half": (v * math.sin(r)) ** 2 / G})
     h = round(rng.uniform(5, 80), 1)
     vy = v * math.sin(r)
     t = (vy + math.sqrt(vy * vy + 2 * G * h)) / G
@@ -104,9 +106,10 @@ def _newton(rng: random.Random, difficulty: int) -> Draft:
                               mistakes={"weight": m * G})
     if difficulty == 2:
         f = round(m * G * mu + rng.uniform(5, 100), 1)
-        return quantity_draft(f"A {m} kg block is pulled horizontally with {f} N across a floor with kinetic "
-                              f"friction coefficient {mu} (g = 9.81 m/s^2). What is its acceleration?", (f - mu * m * G) / m,
-                              "m/s^2", mistakes={"no_friction": f / m})
+        return quantity_draft(
+            f"A {m} kg block is pulled horizontally with {f} N across a floor with kinetic "
+            f"friction coefficient {mu} (g = 9.81 m/s^2). What is its acceleration?", (f - mu * m * G) / m,
+            "m/s^2", mistakes={"no_friction": f / m})
     th = rng.choice([25, 30, 35, 40, 45, 50])
     mu = min(mu, 0.8 * math.tan(math.radians(th)))
     mu = round(mu, 2)
@@ -206,9 +209,10 @@ def _momentum(rng: random.Random, difficulty: int) -> Draft:
     v1f = ((m1 - m2) * v1 + 2 * m2 * v2) / (m1 + m2)
     if abs(v1f) < 0.2:  # near-zero targets make a relative tolerance meaningless: redraw
         return _momentum(rng, difficulty)
-    return quantity_draft(f"A {m1} kg ball moving at {v1} m/s collides elastically head-on with a {m2} kg ball "
-                          f"moving at {v2} m/s (same line). What is the first ball's velocity afterwards (negative if it "
-                          f"reverses)?", v1f, "m/s", mistakes={"inelastic": vc})
+    return quantity_draft(
+        f"A {m1} kg ball moving at {v1} m/s collides elastically head-on with a {m2} kg ball "
+        f"moving at {v2} m/s (same line). What is the first ball's velocity afterwards (negative if it "
+        f"reverses)?", v1f, "m/s", mistakes={"inelastic": vc})
 
 
 register_domain(quantity_domain("science.momentum-v1", _momentum, _momentum.__doc__))

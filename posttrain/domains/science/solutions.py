@@ -35,8 +35,9 @@ def _half_life(rng: random.Random, difficulty: int) -> Draft:
     m = round(m0 * rng.uniform(0.02, 0.8), 1)
     sec = {"s": 1, "min": 60, "h": 3600, "day": 86400}[unit]
     t = T * math.log2(m0 / m)
-    return quantity_draft(f"An isotope has a half-life of {fmt(T)} {unit}. How long until a {m0} g sample decays "
-                          f"to {m} g?", t * sec, unit, mistakes={"linear": T * 2 * (1 - m / m0) * sec, "half_life": T * sec})
+    return quantity_draft(
+        f"An isotope has a half-life of {fmt(T)} {unit}. How long until a {m0} g sample decays "
+        f"to {m} g?", t * sec, unit, mistakes={"linear": T * 2 * (1 - m / m0) * sec, "half_life": T * sec})
 
 
 register_domain(quantity_domain("science.half_life-v1", _half_life, _half_life.__doc__))
