@@ -23,8 +23,8 @@ import time
 from typing import Callable
 
 from posttrain.core.types import Score, Task
-from posttrain.domains._helpers import make_task
 from posttrain.domains.base import register_domain
+from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 from posttrain.verifiers.structured import answer_text
 
 MAX_PATTERN = 200
@@ -154,62 +154,65 @@ def _run_subprocess(pattern: str, strings: list[str]) -> list[bool] | None:
     return res if isinstance(res, list) and len(res) == len(strings) else None
 
 
-@register_domain
-class RegexSynthesis:
-    """Write a regular expression matching every positive and no negative example.
+ID_REGEX_SYNTHESIS = "text_data.regex_synthesis-v1"
+DOC_REGEX_SYNTHESIS = """Write a regular expression matching every positive and no negative example.
 
-    Scored on hidden examples of the same concept: Youden's J (true-positive rate + true-
-    negative rate - 1, floor 0), so match-everything and match-nothing both earn 0.
-    Not covered: regex golf (shortness), flags. Probes: ``.*``, an alternation of the shown
-    positives (memorisation), a pattern that never matches.
-    """
+Scored on hidden examples of the same concept: Youden's J (true-positive rate + true-
+negative rate - 1, floor 0), so match-everything and match-nothing both earn 0.
+Not covered: regex golf (shortness), flags. Probes: ``.*``, an alternation of the shown
+positives (memorisation), a pattern that never matches.
+"""
 
-    id = "text_data.regex_synthesis-v1"
-    family = "text_data"
-    difficulties = (1, 2, 3)
-    env_kind = "single_turn"
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        hid_p: list[str] = []
-        hid_n: list[str] = []
-        while len(hid_p) < 6 or len(hid_n) < 6:
-            _, ref, pos, neg = _concept(rng, difficulty)
-            rx = re.compile(ref)
-            is_pos = lambda s, rx=rx: rx.fullmatch(s) is not None  # noqa: E731
-            shown_p = _distinct(rng, pos, is_pos, 5, set())
-            shown_n = _distinct(rng, neg, lambda s: not is_pos(s), 5, set())
-            seen = set(shown_p + shown_n)
-            hid_p = _distinct(rng, pos, is_pos, 8, seen)
-            hid_n = _distinct(rng, neg, lambda s: not is_pos(s), 8, seen)
-        prompt = ("Write a Python regular expression that fully matches strings like the positive examples and none "
-                  "like the negative ones; it will be tested on other strings of the same kinds.\nPositive: "
-                  + ", ".join(json.dumps(s) for s in shown_p) + "\nNegative: " + ", ".join(json.dumps(s) for s in shown_n)
-                  + "\nAnswer with the pattern only (no slashes, quotes or flags), nothing else.")
-        return make_task(self.id, difficulty, prompt, public={"positive": shown_p, "negative": shown_n},
-                         hidden={"regex": ref, "positive": hid_p, "negative": hid_n})
+def _regex_synthesis_draw(rng: random.Random, difficulty: int) -> Draft:
+    hid_p: list[str] = []
+    hid_n: list[str] = []
+    while len(hid_p) < 6 or len(hid_n) < 6:
+        _, ref, pos, neg = _concept(rng, difficulty)
+        rx = re.compile(ref)
+        is_pos = lambda s, rx=rx: rx.fullmatch(s) is not None  # noqa: E731
+        shown_p = _distinct(rng, pos, is_pos, 5, set())
+        shown_n = _distinct(rng, neg, lambda s: not is_pos(s), 5, set())
+        seen = set(shown_p + shown_n)
+        hid_p = _distinct(rng, pos, is_pos, 8, seen)
+        hid_n = _distinct(rng, neg, lambda s: not is_pos(s), 8, seen)
+    prompt = ("Write a Python regular expression that fully matches strings like the positive examples and none "
+              "like the negative ones; it will be tested on other strings of the same kinds.\nPositive: "
+              + ", ".join(json.dumps(s) for s in shown_p) + "\nNegative: " + ", ".join(json.dumps(s) for s in shown_n)
+              + "\nAnswer with the pattern only (no slashes, quotes or flags), nothing else.")
+    return Draft(prompt, public={"positive": shown_p, "negative": shown_n},
+                 hidden={"regex": ref, "positive": hid_p, "negative": hid_n})
 
-    def solve(self, task: Task) -> str:
-        return task.hidden["regex"]
 
-    def score(self, task: Task, answer: str) -> Score:
-        pat = answer_text(answer)
-        fail = lambda why: Score(0.0, components={"youden_j": (0.0, 1.0)}, reason=why,  # noqa: E731
-                                 verifier_version=self.id)
-        if not pat or len(pat) > MAX_PATTERN or "\n" in pat:
-            return fail("empty, multi-line or over-long pattern")
-        try:
-            re.compile(pat)
-        except (re.error, RecursionError, OverflowError, ValueError):
-            return fail("does not compile")
-        p, n = task.hidden["positive"], task.hidden["negative"]
-        res = run_pattern(pat, p + n)
-        if res is None:
-            return fail("matching failed or timed out")
-        tpr, tnr = sum(res[: len(p)]) / len(p), sum(not r for r in res[len(p):]) / len(n)
-        v = max(0.0, tpr + tnr - 1.0)
-        return Score(v, components={"youden_j": (v, 1.0)}, passed=sum(res[: len(p)]) + sum(not r for r in res[len(p):]),
-                     total=len(res), reason=f"TPR {tpr:.2f} TNR {tnr:.2f}", verifier_version=self.id)
+def _regex_synthesis_reference(task: Task) -> str:
+    return task.hidden["regex"]
 
-    def probes(self, task: Task) -> dict[str, str]:
-        return {"dot_star": ".*", "memorised": "|".join(re.escape(s) for s in task.public["positive"]),
-                "never": "(?!)"}
+
+def _regex_synthesis_check(task: Task, answer: str) -> Score:
+    pat = answer_text(answer)
+    fail = lambda why: Score(0.0, components={"youden_j": (0.0, 1.0)}, reason=why,  # noqa: E731
+                             verifier_version=task.domain)
+    if not pat or len(pat) > MAX_PATTERN or "\n" in pat:
+        return fail("empty, multi-line or over-long pattern")
+    try:
+        re.compile(pat)
+    except (re.error, RecursionError, OverflowError, ValueError):
+        return fail("does not compile")
+    p, n = task.hidden["positive"], task.hidden["negative"]
+    res = run_pattern(pat, p + n)
+    if res is None:
+        return fail("matching failed or timed out")
+    tpr, tnr = sum(res[: len(p)]) / len(p), sum(not r for r in res[len(p):]) / len(n)
+    v = max(0.0, tpr + tnr - 1.0)
+    return Score(v, components={"youden_j": (v, 1.0)}, passed=sum(res[: len(p)]) + sum(not r for r in res[len(p):]),
+                 total=len(res), reason=f"TPR {tpr:.2f} TNR {tnr:.2f}", verifier_version=task.domain)
+
+
+def _regex_synthesis_probes(task: Task) -> dict[str, str]:
+    return {"dot_star": ".*", "memorised": "|".join(re.escape(s) for s in task.public["positive"]),
+            "never": "(?!)"}
+
+
+register_domain(SingleTurnDomain(
+    ID_REGEX_SYNTHESIS, _regex_synthesis_draw, _regex_synthesis_check, _regex_synthesis_probes,
+    reference=_regex_synthesis_reference, description=DOC_REGEX_SYNTHESIS))
