@@ -32,8 +32,7 @@ _REFERENCE = K.joined_answer(", ")  # a list answer: its items joined
 
 
 ID_CASE_CONVERT = "text_data.case_convert-v1"
-DOC_CASE_CONVERT = """Convert identifiers between snake_case, camelCase, PascalCase, kebab-case and
-SCREAMING_SNAKE_CASE.
+DOC_CASE_CONVERT = """Convert identifiers between snake_case, camelCase, PascalCase, kebab-case and SCREAMING_SNAKE_CASE.
 
 Partial credit per identifier (count enforced). Not covered: acronyms (HTTPServer).
 Probes: the identifiers unchanged, all lower-cased.
