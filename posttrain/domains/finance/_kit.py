@@ -167,6 +167,16 @@ def build(domain_id: str, difficulty: int, doc: str, fields: Sequence[Field], *,
     return task
 
 
+def scenario_task(domain_id: str, difficulty: int, doc: str, compute: Callable[..., Mapping[str, Any]],
+                  p: Mapping[str, Any], table: Mapping[str, tuple[Callable[[str], FieldSpec], str]],
+                  names: Sequence[str], mistakes: Sequence[str], *, scale: float | None = 1.0) -> Task:
+    """A task over a worked scenario ``p``: the fields ``names`` of ``table`` with the values
+    ``compute(p)``, and one trap per typical mistake, ``compute(p, mistake)`` (kept by :func:`build`
+    only when it gets every field wrong)."""
+    traps = {m: pick(compute(p, m), names) for m in mistakes}
+    return build(domain_id, difficulty, doc, fields_from(compute(p), table, names), scale=scale, traps=traps)
+
+
 def layout(rng: random.Random, difficulty: int, parts: tuple[str, ...]) -> dict[str, Any]:
     """Years, table style, statements shown and length for a difficulty: d1 the needed statements
     in text or markdown, two years; d2 all statements in any style; d3 three years, long, mostly HTML."""

@@ -56,7 +56,7 @@ def _draw_free_cash_flow(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_FREE_CASH_FLOW, _draw_free_cash_flow, """\
-Free cash flow and its uses.
+Computing free cash flow and its uses from a generated cash-flow statement.
 
 Free cash flow (operating cash flow + capital expenditures) and capex / D&A (d1); FCF conversion
 of net income and FCF after dividends (d2); cumulative FCF over every year shown (d3).
@@ -99,7 +99,7 @@ def _draw_working_capital_change(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_WORKING_CAPITAL_CHANGE, _draw_working_capital_change, """\
-Working-capital change from two balance sheets.
+Computing the change in operating working capital and its cash-flow effect from two balance sheets.
 
 Operating working capital (receivables + inventories - payables - accrued liabilities) from two
 balance sheets, its change and the cash-flow effect (the negative of the change); d3 also the

@@ -56,7 +56,7 @@ def _draw_segment_mix(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_SEGMENT_MIX, _draw_segment_mix, """\
-Segment shares of revenue and the leaders.
+Reading segment notes: each segment's share of revenue, the largest and fastest-growing segment.
 
 Every segment's share of revenue from the notes; the largest segment (a name gated on its share
 being right); at d3 the fastest-growing segment (gated on its growth).
@@ -102,7 +102,7 @@ def _draw_common_size(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_COMMON_SIZE, _draw_common_size, """\
-Common-size income statement and balance sheet lines.
+Common-size analysis: income-statement lines as % of revenue, balance-sheet lines as % of assets.
 
 Income-statement lines as % of revenue and balance-sheet lines as % of total assets (d1 income
 statement only; both statements above).

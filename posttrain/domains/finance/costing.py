@@ -32,7 +32,7 @@ import random
 from posttrain.core.types import Task
 from posttrain.domains.base import register_domain
 from posttrain.domains.finance import _kit
-from posttrain.domains.finance._kit import build, count, fields_from, money, pick
+from posttrain.domains.finance._kit import count, money
 
 
 def _cvp(p: dict, mistake: str | None = None) -> dict[str, float]:
@@ -76,12 +76,11 @@ def _draw_breakeven(rng: random.Random, difficulty: int) -> Task:
              "breakeven_revenue": (money, "break-even revenue in dollars (from the unrounded break-even units)"),
              "margin_of_safety_pct": (_kit.percent, "margin of safety: (expected units - unrounded break-even "
                                       "units) / expected units x 100")}
-    traps = {m: pick(_cvp(p, m), names) for m in ("price_only", "variable_only")}
-    return build(ID_BREAKEVEN, difficulty, doc, fields_from(v, table, names), scale=1.0, traps=traps)
+    return _kit.scenario_task(ID_BREAKEVEN, difficulty, doc, _cvp, p, table, names, ("price_only", "variable_only"))
 
 
 register_domain(_kit.field_domain(ID_BREAKEVEN, _draw_breakeven, """\
-Cost-volume-profit analysis.
+Cost-volume-profit analysis: contribution margin, break-even units and revenue, margin of safety.
 
 Cost-volume-profit: contribution margin, break-even units (rounded up) and (d2) units for a
 target profit, break-even revenue and margin of safety; d3 a three-product sales mix (weighted
@@ -144,12 +143,12 @@ def _draw_inventory_costing(rng: random.Random, difficulty: int) -> Task:
     table = {f"{k}_{m}": (money, f"{'cost of goods sold' if k == 'cogs' else 'ending inventory'} under {label[m]}")
              for k in ("cogs", "ending_inventory") for m in label}
     table["gross_profit_fifo"] = (money, "sales revenue minus FIFO cost of goods sold")
-    traps = {m: pick(_inventory(p, m), names) for m in ("swapped", "simple_average")}
-    return build(ID_INVENTORY_COSTING, difficulty, doc, fields_from(_inventory(p), table, names), scale=1.0, traps=traps)
+    return _kit.scenario_task(ID_INVENTORY_COSTING, difficulty, doc, _inventory,
+                              p, table, names, ("swapped", "simple_average"))
 
 
 register_domain(_kit.field_domain(ID_INVENTORY_COSTING, _draw_inventory_costing, """\
-Periodic FIFO, LIFO and weighted-average inventory costing.
+Inventory costing: COGS and ending inventory under periodic FIFO, LIFO and weighted average.
 
 A period's purchases and sales: cost of goods sold and ending inventory under periodic FIFO
 (d1), LIFO too (d2), weighted average and FIFO gross profit (d3).
@@ -212,12 +211,12 @@ def _draw_fx_translation(rng: random.Random, difficulty: int) -> Task:
              "total_assets_usd": (money, "total assets in U.S. dollars"),
              "liabilities_usd": (money, "total liabilities in U.S. dollars"),
              "cta": (money, "the cumulative translation adjustment in U.S. dollars (a gain is positive)")}
-    traps = {m: pick(_fx(p, m), names) for m in ("inverted", "all_closing")}
-    return build(ID_FX_TRANSLATION, difficulty, "\n".join(lines), fields_from(v, table, names), scale=1.0, traps=traps)
+    return _kit.scenario_task(ID_FX_TRANSLATION, difficulty, "\n".join(lines), _fx,
+                              p, table, names, ("inverted", "all_closing"))
 
 
 register_domain(_kit.field_domain(ID_FX_TRANSLATION, _draw_fx_translation, """\
-Current-rate translation of a subsidiary's statements.
+Currency translation of a subsidiary's statements by the current-rate method (CTA as the plug).
 
 A foreign subsidiary's statements translated by the current-rate method: income at the average
 rate (d1); assets at the closing rate, capital at the historical rate and the cumulative
@@ -264,12 +263,12 @@ def _draw_tax_rate(rng: random.Random, difficulty: int) -> Task:
              "effective_tax_rate_pct": (_kit.percent, "total income-tax expense / income before income taxes x 100"),
              "current_tax": (money, "current tax expense (payable for this year)"),
              "deferred_tax": (money, "deferred tax expense")}
-    traps = {m: pick(_tax(p, m), names) for m in ("statutory_only", "credit_as_deduction")}
-    return build(ID_TAX_RATE, difficulty, doc, fields_from(_tax(p), table, names), scale=1.0, traps=traps)
+    return _kit.scenario_task(ID_TAX_RATE, difficulty, doc, _tax,
+                              p, table, names, ("statutory_only", "credit_as_deduction"))
 
 
 register_domain(_kit.field_domain(ID_TAX_RATE, _draw_tax_rate, """\
-Income-tax expense and the effective rate from a reconciliation.
+Income-tax accounting: tax expense, current/deferred split and the effective rate from a reconciliation.
 
 Income-tax expense from a reconciliation note: statutory rate, non-deductible expenses, (d2)
 tax-exempt income and credits, (d3) temporary differences splitting the expense into current and

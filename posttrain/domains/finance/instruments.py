@@ -76,12 +76,12 @@ def _draw_loan_amortization(rng: random.Random, difficulty: int) -> Task:
            f"compounded {ADV[freq]}\n"
            f"Payments: {FREQ[freq]}, level, at the end of each period\nTerm: {years} years "
            f"({years * freq} payments)\nThe periodic rate is the annual rate divided by the number of payments per year.")
-    traps = {m: pick(_loan(p, m), names) for m in ("rate_not_divided", "simple_interest")}
-    return build(ID_LOAN_AMORTIZATION, difficulty, doc, fields_from(v, table, names), scale=1.0, traps=traps)
+    return _kit.scenario_task(ID_LOAN_AMORTIZATION, difficulty, doc, _loan,
+                              p, table, names, ("rate_not_divided", "simple_interest"))
 
 
 register_domain(_kit.field_domain(ID_LOAN_AMORTIZATION, _draw_loan_amortization, """\
-Level-payment loan schedule figures.
+Loan amortisation: the level payment, lifetime interest and a row of the schedule.
 
 Level-payment loan: the payment, lifetime interest and (d2+) one row of the amortisation
 schedule (interest part, principal part, balance after); d3 adds quarterly/semi-annual payment
@@ -152,7 +152,7 @@ def _draw_npv_irr(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_NPV_IRR, _draw_npv_irr, """\
-Project appraisal from cash flows.
+Capital budgeting from a project's cash flows: NPV, IRR, payback, profitability index.
 
 A project's cash flows: NPV, payback (d1); IRR and an accept/reject decision gated on the NPV
 (d2); profitability index and discounted payback (d3).
@@ -205,7 +205,7 @@ def _draw_bond_pricing(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_BOND_PRICING, _draw_bond_pricing, """\
-Bond price, yields and duration.
+Bond pricing: price, current yield, yield to maturity and Macaulay duration.
 
 Price and current yield from a market yield (d1 annual coupons; d2 semi-annual, premium/discount
 gated on the price); d3 gives a quoted price and asks the yield to maturity and Macaulay
@@ -266,7 +266,7 @@ def _draw_depreciation(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_DEPRECIATION, _draw_depreciation, """\
-Depreciation schedules by method.
+Depreciation by method (straight-line, declining balance, sum-of-years, units): year-k charge and book value.
 
 Year-k depreciation, accumulated depreciation and book value: straight-line (d1); double-
 declining balance or sum-of-the-years'-digits (d2); units of production too (d3).
@@ -306,12 +306,11 @@ def _draw_lease(rng: random.Random, difficulty: int) -> Task:
              "liability_end_year1": (money, "the lease liability at the end of year 1"),
              "rou_amortization": (money, "annual amortisation of the right-of-use asset"),
              "total_expense_year1": (money, "total year-1 lease expense: interest plus amortisation")}
-    traps = {m: pick(_lease(p, m), names) for m in ("timing_swapped", "undiscounted")}
-    return build(ID_LEASE, difficulty, doc, fields_from(v, table, names), scale=1.0, traps=traps)
+    return _kit.scenario_task(ID_LEASE, difficulty, doc, _lease, p, table, names, ("timing_swapped", "undiscounted"))
 
 
 register_domain(_kit.field_domain(ID_LEASE, _draw_lease, """\
-Lessee lease accounting basics.
+Lessee lease accounting: the lease liability, interest, right-of-use amortisation.
 
 Lessee accounting: the lease liability as the present value of the payments (arrears at d1,
 arrears or advance above), year-1 interest, closing liability, right-of-use amortisation, and

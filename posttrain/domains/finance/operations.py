@@ -92,7 +92,7 @@ def _draw_budget_variance(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_BUDGET_VARIANCE, _draw_budget_variance, """\
-Budget vs actual variances and their direction.
+Variance analysis: budget-vs-actual variances and whether each is favourable.
 
 A budget-vs-actual report; per asked line the variance (actual - budget) and whether it is
 favourable (a label gated on the variance: guessing earns nothing); d2 adds the operating-income
@@ -163,7 +163,7 @@ def _draw_invoice(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_INVOICE, _draw_invoice, """\
-Invoice field extraction and totals.
+Reading an invoice: vendor, ISO date, subtotal, tax, discounts and the amount due.
 
 A vendor invoice in a loose text layout: vendor, invoice date (normalised to ISO), subtotal,
 tax, total; d2 adds a discount and untaxed shipping; d3 a returned-item credit line and a
@@ -234,7 +234,7 @@ def _draw_bank_reconciliation(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_BANK_RECONCILIATION, _draw_bank_reconciliation, """\
-Bank reconciliation: unmatched items and the adjusted balance.
+Bank reconciliation: matching ledger and statement, outstanding items and the adjusted balance.
 
 A month's cash ledger and bank statement; match the items, total the outstanding cheques and
 deposits in transit, give the adjusted balance; d2 adds bank-only items (fees, interest, direct
@@ -298,7 +298,7 @@ def _draw_payroll(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_PAYROLL, _draw_payroll, """\
-Weekly payroll from a timesheet.
+Payroll from a timesheet: overtime, gross pay, pre-tax deductions, withholding and net pay.
 
 A weekly timesheet: gross pay with overtime (1.5x above 40 h), the whole payroll; d2 pre-tax
 pension and a flat withholding rate, net pay; d3 double time above 50 h and progressive

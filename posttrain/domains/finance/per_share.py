@@ -26,7 +26,7 @@ import random
 from posttrain.core.types import Task
 from posttrain.domains.base import register_domain
 from posttrain.domains.finance import _kit
-from posttrain.domains.finance._kit import Ctx, Field, build, fields_from, filing_task, pick
+from posttrain.domains.finance._kit import Ctx, Field, filing_task
 from posttrain.verifiers.fields import FieldSpec
 
 
@@ -76,7 +76,7 @@ def _draw_dividends(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_DIVIDENDS, _draw_dividends, """\
-Dividend figures from a filing.
+Dividend analysis from a filing: dividends per share, payout ratio, yield, sustainable growth.
 
 Over a generated filing (cash-flow statement and share notes): dividends paid and dividends per
 share (d1); payout ratio and dividend yield at a stated year-end share price (d2); sustainable
@@ -140,12 +140,12 @@ def _draw_eps_dilution(rng: random.Random, difficulty: int) -> Task:
                                      "weighted-average common shares outstanding for the year"),
              "basic_eps": (_kit.ratio, "basic earnings per share in dollars"),
              "diluted_eps": (_kit.ratio, "diluted earnings per share in dollars")}
-    traps = {m: pick(_eps(p, m), names) for m in ("year_end_shares", "ignore_preferred", "options_full")}
-    return build(ID_EPS_DILUTION, difficulty, doc, fields_from(_eps(p), table, names), scale=None, traps=traps)
+    return _kit.scenario_task(ID_EPS_DILUTION, difficulty, doc, _eps,
+                              p, table, names, ("year_end_shares", "ignore_preferred", "options_full"), scale=None)
 
 
 register_domain(_kit.field_domain(ID_EPS_DILUTION, _draw_eps_dilution, """\
-Weighted-average shares, basic and diluted EPS from a share note.
+Earnings per share from a share note: weighted-average shares, basic and diluted EPS.
 
 A share-capital note: shares at the start of the year, issuances and buybacks dated within the
 year (time-weighted), preferred dividends, stock options (treasury-stock method at the average

@@ -69,7 +69,7 @@ def _draw_liquidity(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_LIQUIDITY, _draw_liquidity, """\
-Liquidity ratios from the balance sheet.
+Liquidity analysis from a balance sheet: current, quick and cash ratios, working capital.
 
 Quick ratio and working capital (d1); current, quick and cash ratios (d2); all of them plus the
 change in the quick ratio from the prior year (d3).
@@ -111,7 +111,7 @@ def _draw_efficiency(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_EFFICIENCY, _draw_efficiency, """\
-Working-capital days and the cash conversion cycle.
+Working-capital efficiency: DSO, DIO, DPO and the cash conversion cycle.
 
 Days sales outstanding, days inventory outstanding, days payables outstanding and the cash
 conversion cycle (365-day year); ending balances at d1-d2, averages of opening and closing
@@ -152,7 +152,7 @@ def _draw_dupont(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_DUPONT, _draw_dupont, """\
-Return on equity and its DuPont factors.
+DuPont analysis: return on equity decomposed into its three or five factors.
 
 ROE decomposed: net margin x asset turnover x equity multiplier (d1-d2, ending balances; d2 adds
 ROA); five factors at d3 (tax burden, interest burden, EBIT margin, asset turnover, equity
@@ -191,7 +191,7 @@ def _draw_ebitda(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_EBITDA, _draw_ebitda, """\
-EBITDA reconciliation and leverage.
+EBITDA: rebuilding it from operating income or net income, net debt and leverage.
 
 EBITDA rebuilt from operating income and D&A (d1, with its margin); net debt and net debt /
 EBITDA (d2); EBITDA interest coverage and a bottom-up reconciliation from net income (d3: the

@@ -67,7 +67,7 @@ def _draw_extract(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_EXTRACT, _draw_extract, """\
-Line-item extraction into JSON fields.
+Reading financial statements: extracting line items in the asked unit and scale.
 
 Read line items (any statement, any year) and report them in the asked unit, which above d1 may
 differ from the filing's (scale normalisation).
@@ -141,7 +141,7 @@ def _draw_ratios(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_RATIOS, _draw_ratios, """\
-Financial ratios computed from the statements.
+Computing defined financial ratios (margins, leverage, coverage, returns) from the statements.
 
 Margins, liquidity, leverage, coverage, returns on averages and a cross-statement free-cash-flow
 margin, each defined in the prompt.
@@ -193,5 +193,5 @@ def _draw_growth(rng: random.Random, difficulty: int) -> Task:
 
 
 register_domain(_kit.field_domain(ID_GROWTH, _draw_growth, """\
-Year-over-year growth, absolute change and (d3) compound growth from the statements.
+Growth analysis from the statements: year-over-year growth, absolute change, (d3) CAGR.
 """))
