@@ -13,7 +13,7 @@ revenue, non-GAAP measures, backlog), mostly HTML, more fields.
 
 What they train: reading tables in three formats, keeping scale and sign straight, simple
 arithmetic on extracted values. Not covered: restatements, fiscal years not ending in December,
-per-share and segment figures (see :mod:`posttrain.domains.finance.notes`).
+per-share and segment figures (see :mod:`.checks` and :mod:`.per_share`).
 
 Probes (besides the shared ones of :mod:`._kit`): the value of the wrong year for every field.
 """
