@@ -111,3 +111,15 @@ def test_schema_partial_per_property():
 def test_conformance(did):
     report = check_domain(DOMAINS.get(did), seeds=(0, 1))
     assert report.ok, report.failures
+
+
+def test_constraint_draft_refuses_a_reference_that_misses_its_constraints():
+    """The kit writes each reference at generation time; a reference that breaks one of its own
+    constraints is a generator bug and must fail loudly rather than ship a task."""
+    from posttrain.domains.instructions import _kit as K
+
+    cons = [{"kind": "keyword", "word": "lantern", "n": 1}]
+    d = K.constraint_draft("Write about lighthouses.", "lighthouse", cons, "The lantern guides us.")
+    assert d.hidden["reference"] == "The lantern guides us." and "1. " in d.prompt
+    with pytest.raises(AssertionError, match="reference misses"):
+        K.constraint_draft("Write about lighthouses.", "lighthouse", cons, "The tower guides us.")

@@ -76,3 +76,21 @@ def test_multi_needle_partial_credit():
 def test_conformance(did):
     report = check_domain(DOMAINS.get(did), seeds=(0, 1))
     assert report.ok, report.failures
+
+
+def test_records_carry_their_exemptions_and_checkers_read_the_task_id():
+    """The family's records are built by one kit constructor: retrieval records keep their
+    answer-in-prompt exemption (and only those), and a shared checker reports the id of the
+    task it scores, not of the record it was first written for."""
+    from posttrain.domains._helpers import make_task
+    from posttrain.domains.long_context import _kit as K
+
+    exempt = {i for i in IDS if dict(DOMAINS.get(i).conformance_exempt)}
+    assert exempt == {"long_context.needle-v1", "long_context.multi_needle-v1", "long_context.multihop-v1",
+                      "long_context.crossref-v1"}
+    assert all(tuple(DOMAINS.get(i).difficulties) == (1, 2, 3, 4) for i in IDS)
+    check = K.set_check(r"[a-z]+", "names")
+    t = make_task("long_context.any-v1", 1, "q", hidden={"names": ["ada", "bo"]})
+    s = check(t, "bo, ada")
+    assert s.value == 1 and s.verifier_version == "long_context.any-v1"
+    assert check(t, "bo, ada, cy").value == pytest.approx(0.5)  # (2 right - 1 wrong) / 2
