@@ -116,10 +116,9 @@ def _import_figures(doc: dict[str, Any], result: dict[str, Any]) -> None:
 
 
 def _backend(model: Path) -> Any:
-    from posttrain.inference.hf import HFBackend
-    from posttrain.models.loading import load_model
+    from posttrain.models.loading import load_model, policy_backend
 
-    return HFBackend(*load_model(model), device="cpu")
+    return policy_backend(*load_model(model), device="cpu")
 
 
 def _rates(cells: Any, levels: list[int], env_kind: str = "single_turn") -> str:

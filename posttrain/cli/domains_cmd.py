@@ -252,10 +252,9 @@ def calibrate_cmd(
         ids = _resolve(wanted) if wanted else [
             i for i in DOMAINS.ids() if getattr(DOMAINS.get(i), "env_kind", "") == "single_turn"]
         try:
-            from posttrain.inference.hf import HFBackend
-            from posttrain.models.loading import load_model
+            from posttrain.models.loading import load_model, policy_backend
 
-            backend = HFBackend(*load_model(model), device=device)
+            backend = policy_backend(*load_model(model), device=device)
         except PosttrainError as exc:
             _die(str(exc))
         result = calibrate(backend, ids, n_tasks=n, samples=samples, temperature=temperature,

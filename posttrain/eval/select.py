@@ -54,10 +54,10 @@ def build_backend(backend: str, model: str | None, base_url: str | None = None,
     if backend == "hf":
         if not model:
             raise ConfigError("--model PATH (a local Hugging Face model folder) is required for --backend hf")
-        from posttrain.models.loading import load_model
+        from posttrain.models.loading import load_model, policy_backend
 
         m, tok = load_model(model, dtype=dtype)
-        be = make_backend("hf", model=m, tokenizer=tok)
+        be = policy_backend(m, tok)  # a vision-language folder samples through the vlm backend
         return be, {"model": str(model), "backend": "hf", "weights_id": weights_hash(model)}
     if backend == "vllm":
         if not model:

@@ -22,7 +22,9 @@ Each Completion carries ``prompt_token_ids`` (image tokens included) and ``promp
 ids and pixels (:func:`vision_forward_kwargs`), equal to the sampler's within float tolerance
 (tested).
 
-Guarantees: as the text backend — ``finish_reason`` ``stop`` (eos or a stop string) or
+Guarantees: an action never holds an image placeholder token (its logit is suppressed in the
+sampler and in the trainer's recomputation alike, :func:`suppress_placeholders`); as the
+text backend — ``finish_reason`` ``stop`` (eos or a stop string) or
 ``length``; an eos is kept in the ids and left out of ``text``; ``params.seed`` /
 ``prompt_seeds`` make a call reproducible; ``load_weights`` copies weights in place and bumps
 ``policy_version`` (no cache outlives a call, so no stale KV).
@@ -97,6 +99,33 @@ def hf_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     return out
 
 
+# Config fields naming the tokens that stand for pixels (LLaVA, Idefics3, Qwen2-VL families).
+_PLACEHOLDER_FIELDS = ("image_token_id", "image_token_index", "video_token_id",
+                       "vision_start_token_id", "vision_end_token_id")
+# What a placeholder's logit becomes: finite, so a prompt position whose target *is* a
+# placeholder gets a finite logprob (it is masked out of every loss; -inf * 0 would be NaN).
+_SUPPRESSED = -1e9
+
+
+def placeholder_ids(model: Any) -> tuple[int, ...]:
+    """The ids of the model's image (and video) placeholder tokens, from its config."""
+    cfg = getattr(model, "config", None)
+    ids = {getattr(cfg, f, None) for f in _PLACEHOLDER_FIELDS}
+    return tuple(sorted(int(i) for i in ids if isinstance(i, int) and i >= 0))
+
+
+def suppress_placeholders(logits: torch.Tensor, ids: Sequence[int]) -> torch.Tensor:
+    """``logits`` with the placeholder tokens made impossible (a new tensor; gradients flow).
+
+    Why: a placeholder in a sampled action has no pixels behind it, so the conversation could
+    not be rendered or trained on again. The sampler draws from these logits and the trainer
+    recomputes logprobs from them too, so both see the same distribution."""
+    if not ids:
+        return logits
+    index = torch.tensor(list(ids), device=logits.device)
+    return logits.index_fill(-1, index, _SUPPRESSED)
+
+
 def _model_type(model: Any) -> str:
     return str(getattr(getattr(model, "config", None), "model_type", ""))
 
@@ -144,6 +173,7 @@ class VLMBackend:
         gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
         eos = [self.tokenizer.eos_token_id] + (gen_eos if isinstance(gen_eos, list) else [gen_eos])
         self.eos_ids = frozenset(int(e) for e in eos if e is not None)
+        self.placeholders = placeholder_ids(self.model)  # never sampled: see suppress_placeholders
 
     def load_weights(self, version: int, weights: Any) -> None:
         """Copy ``weights`` (a state dict or a module; None: already in place); set the version."""
@@ -208,7 +238,7 @@ class VLMBackend:
                          **{k: v.to(self.device) for k, v in pixels.items()})
         cache = out.past_key_values
         cache.batch_repeat_interleave(n)
-        logits = out.logits[:, -1].float().expand(n, -1)
+        logits = suppress_placeholders(out.logits[:, -1].float(), self.placeholders).expand(n, -1)
         toks: list[list[int]] = [[] for _ in range(n)]
         lps: list[list[float]] = [[] for _ in range(n)]
         reasons = ["length"] * n
@@ -226,8 +256,10 @@ class VLMBackend:
             if not any(live) or step == cap - 1:
                 break
             mask = torch.cat([mask, mask.new_ones((n, 1))], 1)
-            logits = self.model(input_ids=tok_B.unsqueeze(1), attention_mask=mask,
-                                past_key_values=cache, use_cache=True).logits[:, -1].float()
+            logits = suppress_placeholders(
+                self.model(input_ids=tok_B.unsqueeze(1), attention_mask=mask,
+                           past_key_values=cache, use_cache=True).logits[:, -1].float(),
+                self.placeholders)
         return [Completion(self._text(t, params.stop), tuple(t), tuple(lp), reason,
                            self.policy_version, ids, images)
                 for t, lp, reason in zip(toks, lps, reasons)]

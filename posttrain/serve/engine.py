@@ -133,9 +133,9 @@ def load_served(name: str, path: str | Path, spec: LoadSpec = LoadSpec()) -> Ser
         backend = make_backend("vllm", model=str(path), dtype=spec.dtype,
                                policy_version=spec.policy_version)
     else:
-        from posttrain.models.loading import load_model
+        from posttrain.models.loading import load_model, policy_backend
 
-        model, tokenizer = load_model(path, spec.dtype)
-        backend = make_backend("hf", model=model, tokenizer=tokenizer, device=spec.device,
-                               policy_version=spec.policy_version)
+        model, tokenizer = load_model(path, spec.dtype)  # a VLM folder: the vlm backend
+        backend = policy_backend(model, tokenizer, device=spec.device,
+                                 policy_version=spec.policy_version)
     return ServedModel(name, backend, source=str(path))

@@ -7,7 +7,9 @@ their own backends from it (``trainer/producers.py``). :func:`probe_backend` is 
 ``eval.every_steps`` probe evaluates with.
 
 - ``hf``: an :class:`~posttrain.inference.hf.HFBackend` over a deep copy of the policy (the
-  trainer's module keeps training; the copy receives each version through ``load_weights``).
+  trainer's module keeps training; the copy receives each version through ``load_weights``);
+  a vision-language policy gets the :class:`~posttrain.inference.vlm.VLMBackend` the same way
+  (:func:`posttrain.models.loading.policy_backend`).
   Thread producers deep-copy it; process/Ray workers build one over their copy of the model.
 - ``vllm``: the policy as it is now (weights, config, tokenizer) is saved with
   ``save_pretrained`` to ``<run>/engine_model/`` — vLLM starts from a model folder — and a
@@ -35,7 +37,7 @@ from typing import Any
 from posttrain.core.config import RunConfig
 from posttrain.inference import make_backend
 from posttrain.inference.base import InferenceBackend
-from posttrain.models.loading import save_model
+from posttrain.models.loading import policy_backend, save_model
 
 ENGINE_FOLDER = "engine_model"  # <run>/engine_model: the folder a vLLM engine starts from
 
@@ -45,7 +47,7 @@ def make_rollout_backend(cfg: RunConfig, model: Any, tokenizer: Any,
     """The run's rollout backend (see the module docstring), at policy version 0."""
     if cfg.inference.backend == "vllm":
         return start_vllm(cfg, model, tokenizer, Path(run_dir) / ENGINE_FOLDER)
-    return make_backend("hf", model=copy.deepcopy(model).eval(), tokenizer=tokenizer)
+    return policy_backend(copy.deepcopy(model).eval(), tokenizer)
 
 
 def start_vllm(cfg: RunConfig, model: Any, tokenizer: Any, folder: Path) -> InferenceBackend:
@@ -87,4 +89,4 @@ def probe_backend(backend: InferenceBackend, model: Any, tokenizer: Any) -> Infe
     the loop's backend may be sampling in a producer thread at that moment."""
     if getattr(backend, "shared_by_threads", False):
         return backend
-    return make_backend("hf", model=copy.deepcopy(model).eval(), tokenizer=tokenizer)
+    return policy_backend(copy.deepcopy(model).eval(), tokenizer)

@@ -33,17 +33,22 @@ def forward_logits(model: Any, batch: Any) -> torch.Tensor:
 
     A batch with ``images`` (rows of a vision-language prompt) gets the pixel inputs the
     sampler saw (:func:`posttrain.inference.vlm.vision_forward_kwargs`) and no explicit
-    positions: a VLM derives them itself (multimodal RoPE), right padding keeps them equal."""
+    positions: a VLM derives them itself (multimodal RoPE), right padding keeps them equal.
+    A vision-language model's image placeholder tokens are suppressed, as its sampler does."""
     images = getattr(batch, "images", None)
-    if images is not None and any(images):
-        from posttrain.inference.vlm import vision_forward_kwargs
+    if getattr(model, "posttrain_processor", None) is None and not (images and any(images)):
+        return model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                     position_ids=batch.position_ids, use_cache=False).logits
+    from posttrain.inference.vlm import placeholder_ids, suppress_placeholders, vision_forward_kwargs
 
+    if images is not None and any(images):
         out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                     use_cache=False, **vision_forward_kwargs(model, images))
-        return out.logits
-    out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                position_ids=batch.position_ids, use_cache=False)
-    return out.logits
+    else:
+        out = model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                    position_ids=batch.position_ids, use_cache=False)
+    # the sampler never draws a placeholder token: the same distribution here
+    return suppress_placeholders(out.logits, placeholder_ids(model))
 
 
 def logprobs_from_logits(logits: torch.Tensor, input_ids: torch.Tensor,

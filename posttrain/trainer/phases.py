@@ -3,14 +3,16 @@
 Each phase is a plain function over (model, tokenizer, config) that a pipeline calls in
 order; none of them knows about progress bars or run folders (the caller passes callbacks).
 
-- :func:`load_policy`: the tiny model (built here, offline) or any local HF causal LM folder;
+- :func:`load_policy`: the tiny model (built here, offline) or any local HF folder (a causal
+  LM, or a vision-language model with its processor bound: ``models/loading.py``);
 - :func:`run_sft`: supervised cold start on reference demonstrations — each domain's
   reference solver answers freshly generated tasks of training seeds, so no data set is
   needed. A mix with a multi-turn domain trains on its reference *trajectories* (tool calls,
   the env's real tool results, final answer) played through the episode engine, in the token
   layout RL trains, packed several per row (:mod:`posttrain.trainer.sft_multiturn`); a mix of
   single-turn domains only keeps the unpacked one-answer batches it always had (so the
-  quickstart's published figures stay reproducible);
+  quickstart's published figures stay reproducible); a vision-language policy trains on
+  single-turn demonstrations with their images (:mod:`posttrain.trainer.sft_vision`);
 - :func:`run_dpo`: preference optimisation on pairs built from verified groups (best answer
   of a group against its worst), with a frozen reference.
 """
@@ -25,7 +27,7 @@ from posttrain.core.config import RunConfig
 from posttrain.domains.base import get_domain
 from posttrain.inference.base import InferenceBackend, SamplingParams
 from posttrain.inference.hf import HFBackend
-from posttrain.models.loading import load_model
+from posttrain.models.loading import load_model, processor_of
 from posttrain.models.tiny import build_tiny_model
 from posttrain.rollout import run_groups
 from posttrain.trainer.lora import apply_lora, sync_weights
@@ -82,6 +84,22 @@ def _multiturn_batch_fn(model: Any, tokenizer: Any, cfg: RunConfig, stream: Task
     return batch
 
 
+def _vision_batch_fn(model: Any, cfg: RunConfig, stream: TaskStream):
+    """A vision-language policy's batch function (its prompts rendered with their images by
+    the vlm backend, :mod:`posttrain.trainer.sft_vision`), or None for a text policy."""
+    processor = processor_of(model)
+    if processor is None:
+        return None
+    from posttrain.inference.vlm import VLMBackend
+    from posttrain.trainer.sft_vision import vision_sft_batch
+
+    renderer = VLMBackend(model, processor)  # renders only: the policy module itself, no copy
+    max_length = int(getattr(getattr(model.config, "text_config", model.config),
+                             "max_position_embeddings", None) or 1 << 16)
+    return lambda: vision_sft_batch(renderer, stream.next(cfg.sft.batch_size),
+                                    pad_id_of(processor.tokenizer), max_length)
+
+
 def run_sft(model: Any, tokenizer: Any, cfg: RunConfig, *, on_step: StepFn | None = None,
             progress: Callable[[int], None] | None = None) -> dict[str, float]:
     """``cfg.sft.steps`` steps of cross-entropy on reference demonstrations; returns the last
@@ -91,9 +109,17 @@ def run_sft(model: Any, tokenizer: Any, cfg: RunConfig, *, on_step: StepFn | Non
     optimizer, schedule = optimizer_from_config(model, cfg.sft, schedule="cosine",
                                                 min_lr_ratio=0.1)
     multi = _multiturn_batch_fn(model, tokenizer, cfg, stream) if _has_multiturn(cfg) else None
+    vision = _vision_batch_fn(model, cfg, stream)
     metrics: dict[str, float] = {}
     for step in range(cfg.sft.steps):
-        if multi is None:
+        if vision is not None:
+            batch = vision()
+            metrics = dict(batch.stats)
+            if batch.input_ids.shape[0]:
+                metrics.update(sft_step(model, optimizer, batch, lr_scheduler=schedule))
+            elif schedule is not None:
+                schedule.step()
+        elif multi is None:
             batch = build_sft_batch(tokenizer, demonstrations(stream, cfg.sft.batch_size))
             metrics = sft_step(model, optimizer, batch, lr_scheduler=schedule)
         else:

@@ -100,9 +100,9 @@ class RolloutSettings:
         """A worker's own inference backend (HF over its copy of the model by default)."""
         if self.backend_factory is not None:
             return self.backend_factory(model, tokenizer)
-        from posttrain.inference.hf import HFBackend
+        from posttrain.models.loading import policy_backend
 
-        return HFBackend(model.eval(), tokenizer, policy_version=-1)
+        return policy_backend(model.eval(), tokenizer, policy_version=-1)
 
 
 class Stopped(Exception):

@@ -35,12 +35,14 @@ class SFTBatch:
     position_ids: torch.Tensor  # [B, L] long
     loss_mask: torch.Tensor  # [B, L] bool, True on answer + EOS tokens
     stats: Mapping[str, float] = field(default_factory=dict)
+    images: tuple[tuple[str, ...], ...] | None = None  # per row, base64 PNGs (vision models)
 
 
 @dataclass(frozen=True)
 class TokenizedExample:
     prompt_ids: tuple[int, ...]
     answer_ids: tuple[int, ...]  # answer tokens followed by EOS
+    images: tuple[str, ...] = ()  # the prompt's base64 PNGs, in order (its image tokens are in prompt_ids)
 
 
 def _ids(encoded: Any) -> list[int]:
@@ -78,11 +80,19 @@ def tokenize_examples(tokenizer: Any, examples: Sequence[Any]) -> list[Tokenized
 
 def collate_sft(examples: Sequence[TokenizedExample], pad_id: int,
                 max_length: int | None = None) -> SFTBatch:
-    """Right-padded SFTBatch; the answer always survives ``max_length`` (the prompt is cut)."""
-    rows, masks, truncated = [], [], 0
+    """Right-padded SFTBatch; the answer always survives ``max_length`` (the prompt is cut).
+
+    An example with images is never cut (its image tokens must stay with their pixels): one
+    that does not fit is left out and counted in ``sft/dropped``."""
+    rows, masks, truncated, dropped, images = [], [], 0, 0, []
     for ex in examples:
         prompt = list(ex.prompt_ids)
-        if max_length is not None and len(prompt) + len(ex.answer_ids) > max_length:
+        too_long = max_length is not None and len(prompt) + len(ex.answer_ids) > max_length
+        if too_long and ex.images:
+            dropped += 1
+            continue
+        images.append(tuple(ex.images))
+        if too_long:
             keep = max(1, max_length - len(ex.answer_ids))
             prompt = prompt[-keep:]
             truncated += 1
@@ -99,7 +109,10 @@ def collate_sft(examples: Sequence[TokenizedExample], pad_id: int,
     loss_mask[:, 0] = False  # nothing predicts column 0
     position_ids = (attention_mask.cumsum(1) - 1).clamp(min=0) * attention_mask
     stats = {"sft/truncated": float(truncated), "sft/tokens": float(loss_mask.sum())}
-    return SFTBatch(input_ids, attention_mask, position_ids, loss_mask, stats)
+    if dropped:
+        stats["sft/dropped"] = float(dropped)
+    return SFTBatch(input_ids, attention_mask, position_ids, loss_mask, stats,
+                    images=tuple(images) if any(images) else None)
 
 
 def pad_id_of(tokenizer: Any) -> int:

@@ -177,13 +177,14 @@ def policy_logprobs(model: Any, batch: Any, temperature: float = 1.0, *, share: 
                     with_entropy: bool = True):
     """The trainer's ``(logprobs, entropy)`` of a policy batch, packed when it pays.
 
-    Falls back to the plain forward when ``share`` is off, the batch has images (a
-    vision-language batch), the model's attention ignores 4-D masks, or :func:`plan_packing`
+    Falls back to the plain forward when ``share`` is off, the batch has images or the model
+    is a vision-language one (its placeholders are suppressed there), the model's attention ignores 4-D masks, or :func:`plan_packing`
     finds too little to gain.
     """
     plan = None
     images = getattr(batch, "images", None)  # pixel inputs go with whole rows: never packed
-    if (share and not (images and any(images))
+    vlm = getattr(model, "posttrain_processor", None) is not None  # its forward_logits suppresses
+    if (share and not vlm and not (images and any(images))
             and getattr(model.config, "_attn_implementation", None) in MASKED_ATTENTION
             and layer_windows(model.config) is not None):  # None: attention kinds with no mask here
         plan = plan_packing(batch)

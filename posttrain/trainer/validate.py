@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from posttrain.core.config import EpisodeConfig, RunConfig, format_validation_error
 from posttrain.core.errors import ConfigError, RegistryError
+from posttrain.models.loading import is_vision_folder
 from posttrain.rollout import ContextConfig, EpisodeLimits
 from posttrain.trainer.algorithms import ALGORITHMS, check_correction, get_algorithm
 
@@ -236,6 +237,8 @@ def _model(cfg: RunConfig) -> list[str]:
         elif not (p / "config.json").is_file():
             problems.append(f"model.path: got {_show(m.path)}; the folder has no config.json: "
                             "allowed: a folder written by save_pretrained")
+        elif is_vision_folder(p):
+            problems += _vision(cfg)
         return problems
     if m.dtype != "float32":
         problems.append(f"model.dtype: got {_show(m.dtype)} with the built-in tiny model (model.path "
@@ -250,6 +253,41 @@ def _model(cfg: RunConfig) -> list[str]:
             problems.append(f"{path}: got {n} with model.tiny.max_position_embeddings "
                             f"{t.max_position_embeddings}; allowed: fewer than the positions "
                             "(the prompt needs some)")
+    return problems
+
+
+def _vision(cfg: RunConfig) -> list[str]:
+    """A vision-language ``model.path``: what its run supports (docs/vision.md, "Training a VLM")."""
+    why = "with a vision-language model.path"
+    problems = []
+    if cfg.inference.backend != "hf":
+        problems.append(f"inference.backend: got {_show(cfg.inference.backend)} {why}; it samples "
+                        "in process through the vlm backend: allowed \"hf\"")
+    if cfg.dpo.steps:
+        problems.append(f"dpo.steps: got {cfg.dpo.steps} {why}; DPO pairs carry no images yet: "
+                        "allowed 0")
+    if cfg.model.lora is not None:
+        problems.append(f"model.lora: set {why}; adapters are tested on causal LMs only: allowed null")
+    if cfg.placement.enabled:
+        problems.append(f"placement.enabled: got true {why}; the placed engines are text backends: "
+                        "allowed false")
+    if cfg.rl.max_policy_lag and cfg.async_rl.executor != "thread":
+        problems.append(f"async_rl.executor: got {_show(cfg.async_rl.executor)} {why}; worker "
+                        "processes build text backends: allowed \"thread\"")
+    if cfg.sft.steps:
+        from posttrain.domains.base import get_domain
+
+        multi = []
+        for d in cfg.domains:
+            try:
+                if callable(getattr(get_domain(d.id), "make_env", None)):
+                    multi.append(d.id)
+            except RegistryError:  # an unknown id is _domains' to report
+                continue
+        if multi:
+            problems.append(f"sft.steps: got {cfg.sft.steps} {why} and multi-turn domains "
+                            f"{multi}; a VLM's SFT trains on single-turn demonstrations only: "
+                            "allowed 0, or single-turn domains")
     return problems
 
 
