@@ -29,7 +29,7 @@ def test_repair_engine_guarantees_and_partial_credit():
     import importlib
 
     from posttrain.domains.code._problems import run_source
-    from posttrain.domains.code._repair_common import make_repair
+    from posttrain.domains.code._kit import make_repair
 
     for name in REPAIR:
         mod = importlib.import_module(f"posttrain.domains.code.repair_{name}")

@@ -2,5 +2,5 @@
 
 Hidden tests run after the episode in a fresh sandbox; see :mod:`posttrain.verifiers.code`
 for the reward (static gate, baseline-corrected hidden pass rate, efficiency and style) and
-:mod:`posttrain.domains.code._common` for the shared probes.
+:mod:`posttrain.domains.code._kit` for the shared probes.
 """

@@ -33,11 +33,12 @@ import secrets
 
 from posttrain.core.errors import SandboxError
 from posttrain.core.types import Score, Task
-from posttrain.domains._helpers import make_task
 from posttrain.domains.base import register_domain
+from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 from posttrain.envs.tool_env import format_answer, pool_lease
 from posttrain.verifiers.code import extract_code, static_check
 
+from ._kit import answer_reference
 from ._problems import TEMPLATES, run_source
 
 _FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
@@ -119,71 +120,68 @@ def run_variants(code: str, fn: str, variants: list[str]) -> list[bool]:
     return out
 
 
-@register_domain
-class MutantKill:
-    id = "code.misc_mutant_kill-v1"
-    family = "code"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
-
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        pool = [t for t in TEMPLATES if t.level == difficulty and "while" not in t.source]
-        for _ in range(40):
-            t = rng.choice(pool)
-            c = t.consts(rng)
-            src = ast.unparse(ast.parse(t.source.format(**c))) + "\n"
-            inputs = [t.inputs(rng, c) for _ in range(40)]
-            want = json.dumps(run_source(src, t.name, inputs))
-            sites = list(range(len(_sites(ast.parse(src)))))
-            rng.shuffle(sites)
-            muts = []
-            for k in sites:
-                m = mutant(src, k)
-                if m not in muts and json.dumps(run_source(m, t.name, inputs)) != want:
-                    muts.append(m)
-                if len(muts) == difficulty + 1:
-                    break
+def _draw(rng: random.Random, difficulty: int) -> Draft:
+    pool = [t for t in TEMPLATES if t.level == difficulty and "while" not in t.source]
+    for _ in range(40):
+        t = rng.choice(pool)
+        c = t.consts(rng)
+        src = ast.unparse(ast.parse(t.source.format(**c))) + "\n"
+        inputs = [t.inputs(rng, c) for _ in range(40)]
+        want = json.dumps(run_source(src, t.name, inputs))
+        sites = list(range(len(_sites(ast.parse(src)))))
+        rng.shuffle(sites)
+        muts = []
+        for k in sites:
+            m = mutant(src, k)
+            if m not in muts and json.dumps(run_source(m, t.name, inputs)) != want:
+                muts.append(m)
             if len(muts) == difficulty + 1:
                 break
-        else:
-            raise RuntimeError("no mutants")
-        prompt = (f"Specification: {t.spec.format(**c)}\nA correct implementation:\n```python\n{src}```\n"
-                  f"Write a Python test: a function check(f) that returns normally when f is a correct "
-                  f"implementation of {t.name} and raises (e.g. fails an assert) when f is subtly wrong. "
-                  "Hidden mutants of the code will be run through it. Reply with the test module "
-                  "inside <answer>...</answer>.")
-        ref_test = (f"{src}\n\ndef check(f):\n    cases = {json.dumps(inputs)}\n"
-                    f"    for args in cases:\n        assert f(*args) == {t.name}(*args)\n")
-        return make_task(self.id, difficulty, prompt, public={"function": t.name, "source": src},
-                         hidden={"mutants": muts, "reference": ref_test})
+        if len(muts) == difficulty + 1:
+            break
+    else:
+        raise RuntimeError("no mutants")
+    prompt = (f"Specification: {t.spec.format(**c)}\nA correct implementation:\n```python\n{src}```\n"
+              f"Write a Python test: a function check(f) that returns normally when f is a correct "
+              f"implementation of {t.name} and raises (e.g. fails an assert) when f is subtly wrong. "
+              "Hidden mutants of the code will be run through it. Reply with the test module "
+              "inside <answer>...</answer>.")
+    ref_test = (f"{src}\n\ndef check(f):\n    cases = {json.dumps(inputs)}\n"
+                f"    for args in cases:\n        assert f(*args) == {t.name}(*args)\n")
+    return Draft(prompt, public={"function": t.name, "source": src},
+                 hidden={"mutants": muts, "reference": ref_test})
 
-    def solve(self, task: Task) -> str:
-        return format_answer(task.hidden["reference"])
 
-    def score(self, task: Task, answer: str) -> Score:
-        code = extract_code(answer)
-        why = static_check(code, "check")
-        muts = task.hidden["mutants"]
-        if why is not None:
-            return Score(0.0, components={"passes_correct": (0.0, 0.0), "killed": (0.0, 1.0)},
-                         passed=0, total=len(muts), reason=f"static check: {why}",
-                         verifier_version=self.id)
-        src = task.public["source"]
-        res = run_variants(code, task.public["function"], [src] + muts + [src])
-        gate = res[0] and res[-1]
-        killed = sum(not ok for ok in res[1:-1])
-        frac = killed / len(muts) if gate else 0.0
-        return Score(frac, components={"passes_correct": (float(gate), 0.0), "killed": (frac, 1.0)},
-                     passed=killed, total=len(muts),
-                     reason=f"killed {killed}/{len(muts)} mutants" if gate
-                     else "the tests fail the correct implementation", verifier_version=self.id)
+def _check(task: Task, answer: str) -> Score:
+    code = extract_code(answer)
+    why = static_check(code, "check")
+    muts = task.hidden["mutants"]
+    if why is not None:
+        return Score(0.0, components={"passes_correct": (0.0, 0.0), "killed": (0.0, 1.0)},
+                     passed=0, total=len(muts), reason=f"static check: {why}",
+                     verifier_version=task.domain)
+    src = task.public["source"]
+    res = run_variants(code, task.public["function"], [src] + muts + [src])
+    gate = res[0] and res[-1]
+    killed = sum(not ok for ok in res[1:-1])
+    frac = killed / len(muts) if gate else 0.0
+    return Score(frac, components={"passes_correct": (float(gate), 0.0), "killed": (frac, 1.0)},
+                 passed=killed, total=len(muts),
+                 reason=f"killed {killed}/{len(muts)} mutants" if gate
+                 else "the tests fail the correct implementation", verifier_version=task.domain)
 
-    def probes(self, task: Task) -> dict:
-        fn = task.public["function"]
-        return {"always_fail": format_answer("def check(f):\n    assert False\n"),
-                "asserts_nothing": format_answer("def check(f):\n    pass\n"),
-                "system_exit": format_answer("def check(f):\n    raise SystemExit(0)\n"),
-                "stateful": format_answer("CALLS = []\ndef check(f):\n    CALLS.append(1)\n"
-                                          "    assert len(CALLS) == 1 or CALLS[0] == 2\n"
-                                          "    CALLS[0] = 2\n"),
-                "source_only": format_answer(task.public["source"] + f"\ncheck = {fn}\n")}
+
+def _exploits(task: Task) -> dict:
+    fn = task.public["function"]
+    return {"always_fail": format_answer("def check(f):\n    assert False\n"),
+            "asserts_nothing": format_answer("def check(f):\n    pass\n"),
+            "system_exit": format_answer("def check(f):\n    raise SystemExit(0)\n"),
+            "stateful": format_answer("CALLS = []\ndef check(f):\n    CALLS.append(1)\n"
+                                      "    assert len(CALLS) == 1 or CALLS[0] == 2\n"
+                                      "    CALLS[0] = 2\n"),
+            "source_only": format_answer(task.public["source"] + f"\ncheck = {fn}\n")}
+
+
+MutantKill = register_domain(SingleTurnDomain(
+    "code.misc_mutant_kill-v1", _draw, _check, _exploits, reference=answer_reference,
+    description=__doc__, env_kind="sandbox"))

@@ -26,12 +26,12 @@ import ast
 import random
 
 from posttrain.core.types import Score, Task
-from posttrain.domains._helpers import make_task
 from posttrain.domains.base import register_domain
+from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 from posttrain.envs.tool_env import format_answer, pool_lease
 from posttrain.verifiers.code import extract_code, run_hidden_tests, same_value, verify_function
 
-from ._common import program_probes
+from ._kit import answer_reference, program_exploits
 from ._problems import examples_text, run_source
 
 BUDGET_S = 1.0
@@ -78,62 +78,58 @@ def _same_ast(a: str, b: str) -> bool:
         return False
 
 
-@register_domain
-class PerfFix:
-    id = "code.misc_perf_fix-v1"
-    family = "code"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
-
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        name = rng.choice(sorted(k for k, v in PROBLEMS.items() if v[0] == difficulty))
-        _, spec, slow, fast, small, _ = PROBLEMS[name]
-        inputs, seen = [], set()
-        while len(inputs) < 15:
-            args = small(rng)
-            if repr(args) not in seen:
-                seen.add(repr(args))
-                inputs.append(args)
-        outs = run_source(fast, name, inputs)
-        public = list(zip(inputs[:3], outs[:3]))
-        prompt = (f"This function is correct but far too slow on large inputs: {spec}\n"
-                  f"{examples_text(name, public)}\n```python\n{slow}```\nRewrite it to be fast "
-                  "(large hidden inputs run under a CPU budget of about a second) with the same "
-                  "behaviour. Reply with the whole program inside <answer>...</answer>.")
-        return make_task(self.id, difficulty, prompt,
-                         public={"function": name, "spec": spec, "program": slow,
+def _draw(rng: random.Random, difficulty: int) -> Draft:
+    name = rng.choice(sorted(k for k, v in PROBLEMS.items() if v[0] == difficulty))
+    _, spec, slow, fast, small, _ = PROBLEMS[name]
+    inputs, seen = [], set()
+    while len(inputs) < 15:
+        args = small(rng)
+        if repr(args) not in seen:
+            seen.add(repr(args))
+            inputs.append(args)
+    outs = run_source(fast, name, inputs)
+    public = list(zip(inputs[:3], outs[:3]))
+    prompt = (f"This function is correct but far too slow on large inputs: {spec}\n"
+              f"{examples_text(name, public)}\n```python\n{slow}```\nRewrite it to be fast "
+              "(large hidden inputs run under a CPU budget of about a second) with the same "
+              "behaviour. Reply with the whole program inside <answer>...</answer>.")
+    return Draft(prompt, public={"function": name, "spec": spec, "program": slow,
                                  "examples": [[a, o] for a, o in public]},
-                         hidden={"inputs": inputs[3:], "expected": outs[3:], "reference": fast,
-                                 "large_seed": rng.randrange(1 << 30)})
+                 hidden={"inputs": inputs[3:], "expected": outs[3:], "reference": fast,
+                         "large_seed": rng.randrange(1 << 30)})
 
-    def solve(self, task: Task) -> str:
-        return format_answer(task.hidden["reference"])
 
-    def score(self, task: Task, answer: str) -> Score:
-        code, h, fn = extract_code(answer), task.hidden, task.public["function"]
-        if _same_ast(code, task.public["program"]):
-            return Score(0.0, components={"correct": (0.0, 0.5), "fast": (0.0, 0.5)},
-                         reason="the slow program unchanged", verifier_version=self.id)
-        small = verify_function(code, fn_name=fn, inputs=h["inputs"], expected=h["expected"],
-                                reference=h["reference"], sandbox_factory=pool_lease(),
-                                version=self.id)
-        correct = small.components.get("correct", (0.0, 0.0))[0]
-        fast = 0.0
-        why = small.reason
-        if correct > 0:
-            rng = random.Random(h["large_seed"])
-            large = [PROBLEMS[fn][5](rng) for _ in range(2)]
-            want = run_source(h["reference"], fn, large)
-            run = run_hidden_tests({"solution.py": code}, "solution", fn, large, pool_lease(),
-                                   timeout=2 * BUDGET_S)
-            right = not run.tampered and all(ok and same_value(o, e) for ok, o, e
-                                             in zip(run.reported, run.outputs, want))
-            fast = max(0.0, min(1.0, 2.0 - run.cpu_s / BUDGET_S)) if right else 0.0
-            why += f"; large inputs {'right' if right else 'wrong or unfinished'} in {run.cpu_s:.2f}s CPU"
-        return Score(correct * fast, components={"correct": (correct, 0.5), "fast": (fast, 0.5)},
-                     passed=small.passed, total=small.total, reason=why, verifier_version=self.id)
+def _check(task: Task, answer: str) -> Score:
+    code, h, fn = extract_code(answer), task.hidden, task.public["function"]
+    if _same_ast(code, task.public["program"]):
+        return Score(0.0, components={"correct": (0.0, 0.5), "fast": (0.0, 0.5)},
+                     reason="the slow program unchanged", verifier_version=task.domain)
+    small = verify_function(code, fn_name=fn, inputs=h["inputs"], expected=h["expected"],
+                            reference=h["reference"], sandbox_factory=pool_lease(),
+                            version=task.domain)
+    correct = small.components.get("correct", (0.0, 0.0))[0]
+    fast = 0.0
+    why = small.reason
+    if correct > 0:
+        rng = random.Random(h["large_seed"])
+        large = [PROBLEMS[fn][5](rng) for _ in range(2)]
+        want = run_source(h["reference"], fn, large)
+        run = run_hidden_tests({"solution.py": code}, "solution", fn, large, pool_lease(),
+                               timeout=2 * BUDGET_S)
+        right = not run.tampered and all(ok and same_value(o, e) for ok, o, e
+                                         in zip(run.reported, run.outputs, want))
+        fast = max(0.0, min(1.0, 2.0 - run.cpu_s / BUDGET_S)) if right else 0.0
+        why += f"; large inputs {'right' if right else 'wrong or unfinished'} in {run.cpu_s:.2f}s CPU"
+    return Score(correct * fast, components={"correct": (correct, 0.5), "fast": (fast, 0.5)},
+                 passed=small.passed, total=small.total, reason=why, verifier_version=task.domain)
 
-    def probes(self, task: Task) -> dict:
-        out = {k: format_answer(v) for k, v in program_probes(task).items()}
-        out["slow_commented"] = format_answer("# optimised\n" + task.public["program"] + "\n# done\n")
-        return out
+
+def _exploits(task: Task) -> dict:
+    out = program_exploits(task)
+    out["slow_commented"] = format_answer("# optimised\n" + task.public["program"] + "\n# done\n")
+    return out
+
+
+PerfFix = register_domain(SingleTurnDomain(
+    "code.misc_perf_fix-v1", _draw, _check, _exploits, reference=answer_reference,
+    description=__doc__, env_kind="sandbox"))

@@ -27,8 +27,8 @@ import random
 import re
 
 from posttrain.core.types import Score, Task
-from posttrain.domains._helpers import make_task
 from posttrain.domains.base import register_domain
+from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 from posttrain.envs.tool_env import format_answer
 
 _ANS = re.compile(r"<answer>(.*?)</answer>", re.S)
@@ -121,47 +121,48 @@ def norm_lines(text: str) -> list[str]:
     return [ln.rstrip() for ln in (text or "").strip("\n").splitlines()]
 
 
-@register_domain
-class PredictOutput:
-    id = "code.misc_predict_output-v1"
-    family = "code"
-    difficulties = (1, 2, 3)
-    env_kind = "single_turn"
+def _draw(rng: random.Random, difficulty: int) -> Draft:
+    gens, (lo, hi) = LEVELS[difficulty]
+    blocks = [rng.choice(gens)(rng, i) for i in range(rng.randint(lo, hi))]
+    src = "\n".join(blocks)
+    out = run_program(src)
+    prompt = (f"What does this Python program print? Reply with its exact output inside "
+              f"<answer>...</answer>.\n```python\n{src}```")
+    return Draft(prompt, public={"program": src},
+                 hidden={"answer": "\n".join(norm_lines(out))})
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        gens, (lo, hi) = LEVELS[difficulty]
-        blocks = [rng.choice(gens)(rng, i) for i in range(rng.randint(lo, hi))]
-        src = "\n".join(blocks)
-        out = run_program(src)
-        prompt = (f"What does this Python program print? Reply with its exact output inside "
-                  f"<answer>...</answer>.\n```python\n{src}```")
-        return make_task(self.id, difficulty, prompt, public={"program": src},
-                         hidden={"answer": "\n".join(norm_lines(out))})
 
-    def solve(self, task: Task) -> str:
-        return format_answer(task.hidden["answer"])
+def _reference(task: Task) -> str:
+    return format_answer(task.hidden["answer"])
 
-    def score(self, task: Task, answer: str) -> Score:
-        want = norm_lines(task.hidden["answer"])
-        raw = strict_answer(answer)
-        got = norm_lines(raw) if raw is not None else []
-        if got == want:
-            return Score(1.0, components={"exact": (1.0, 0.5), "lines": (1.0, 0.5)},
-                         passed=len(want), total=len(want), reason="exact output",
-                         verifier_version=self.id)
-        right = sum(a == b for a, b in zip(got, want)) if len(got) == len(want) else 0
-        # partial credit from half the lines up: a shuffle that hits one line by chance gets none
-        frac = right / len(want) if 2 * right >= len(want) and len(want) > 1 else 0.0
-        return Score(0.5 * frac, components={"exact": (0.0, 0.5), "lines": (frac, 0.5)},
-                     passed=right, total=len(want),
-                     reason=f"{right}/{len(want)} lines right" if len(got) == len(want)
-                     else f"{len(got)} lines, expected {len(want)}", verifier_version=self.id)
 
-    def probes(self, task: Task) -> dict:
-        want = norm_lines(task.hidden["answer"])
-        out = {"program": format_answer(task.public["program"]),
-               "last_line": format_answer(want[-1]) if len(want) > 1 else "",
-               "zeros": format_answer("\n".join("0" for _ in want))}
-        if len(want) > 1 and all(a != b for a, b in zip(want, reversed(want))):
-            out["reversed"] = format_answer("\n".join(reversed(want)))
-        return out
+def _check(task: Task, answer: str) -> Score:
+    want = norm_lines(task.hidden["answer"])
+    raw = strict_answer(answer)
+    got = norm_lines(raw) if raw is not None else []
+    if got == want:
+        return Score(1.0, components={"exact": (1.0, 0.5), "lines": (1.0, 0.5)},
+                     passed=len(want), total=len(want), reason="exact output",
+                     verifier_version=task.domain)
+    right = sum(a == b for a, b in zip(got, want)) if len(got) == len(want) else 0
+    # partial credit from half the lines up: a shuffle that hits one line by chance gets none
+    frac = right / len(want) if 2 * right >= len(want) and len(want) > 1 else 0.0
+    return Score(0.5 * frac, components={"exact": (0.0, 0.5), "lines": (frac, 0.5)},
+                 passed=right, total=len(want),
+                 reason=f"{right}/{len(want)} lines right" if len(got) == len(want)
+                 else f"{len(got)} lines, expected {len(want)}", verifier_version=task.domain)
+
+
+def _exploits(task: Task) -> dict:
+    want = norm_lines(task.hidden["answer"])
+    out = {"program": format_answer(task.public["program"]),
+           "last_line": format_answer(want[-1]) if len(want) > 1 else "",
+           "zeros": format_answer("\n".join("0" for _ in want))}
+    if len(want) > 1 and all(a != b for a, b in zip(want, reversed(want))):
+        out["reversed"] = format_answer("\n".join(reversed(want)))
+    return out
+
+
+PredictOutput = register_domain(SingleTurnDomain(
+    "code.misc_predict_output-v1", _draw, _check, _exploits, reference=_reference,
+    description=__doc__))

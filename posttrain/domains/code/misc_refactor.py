@@ -25,12 +25,12 @@ import json
 import random
 
 from posttrain.core.types import Score, Task
-from posttrain.domains._helpers import make_task
 from posttrain.domains.base import register_domain
+from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 from posttrain.envs.tool_env import format_answer, pool_lease
 from posttrain.verifiers.code import extract_code, verify_function
 
-from ._common import program_probes
+from ._kit import answer_reference, program_exploits
 from ._problems import examples_text, run_source
 
 
@@ -80,48 +80,44 @@ def _tally(rng: random.Random) -> tuple[str, str, str, list[list]]:
     return spec, clean, messy, inputs
 
 
-@register_domain
-class Refactor:
-    id = "code.misc_refactor-v1"
-    family = "code"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
+def _draw(rng: random.Random, difficulty: int) -> Draft:
+    spec, clean, messy, inputs = _tally(rng) if difficulty == 2 else _grade(rng, 2 if difficulty == 1 else 4)
+    fn = "tally" if difficulty == 2 else "grade"
+    uniq = list({json.dumps(i): i for i in inputs}.values())
+    rng.shuffle(uniq)
+    outs = run_source(clean, fn, uniq)
+    public = list(zip(uniq[:3], outs[:3]))
+    prompt = (f"Refactor this function into a simple, readable form with exactly the same "
+              f"behaviour. {spec}\n{examples_text(fn, public)}\n```python\n{messy}```\n"
+              "Reply with the whole program inside <answer>...</answer>.")
+    return Draft(prompt, public={"function": fn, "program": messy, "examples": [[a, o] for a, o in public]},
+                 hidden={"inputs": uniq[3:19], "expected": outs[3:19], "reference": clean})
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        spec, clean, messy, inputs = _tally(rng) if difficulty == 2 else _grade(rng, 2 if difficulty == 1 else 4)
-        fn = "tally" if difficulty == 2 else "grade"
-        uniq = list({json.dumps(i): i for i in inputs}.values())
-        rng.shuffle(uniq)
-        outs = run_source(clean, fn, uniq)
-        public = list(zip(uniq[:3], outs[:3]))
-        prompt = (f"Refactor this function into a simple, readable form with exactly the same "
-                  f"behaviour. {spec}\n{examples_text(fn, public)}\n```python\n{messy}```\n"
-                  "Reply with the whole program inside <answer>...</answer>.")
-        return make_task(self.id, difficulty, prompt,
-                         public={"function": fn, "program": messy, "examples": [[a, o] for a, o in public]},
-                         hidden={"inputs": uniq[3:19], "expected": outs[3:19], "reference": clean})
 
-    def solve(self, task: Task) -> str:
-        return format_answer(task.hidden["reference"])
+def _check(task: Task, answer: str) -> Score:
+    code, h = extract_code(answer), task.hidden
+    res = verify_function(code, fn_name=task.public["function"], inputs=h["inputs"],
+                          expected=h["expected"], reference=h["reference"],
+                          sandbox_factory=pool_lease(), version=task.domain)
+    exact = res.passed == res.total and res.value > 0
+    c_old, c_ref = complexity(task.public["program"]), complexity(h["reference"])
+    simpler = 0.0
+    if exact:
+        simpler = max(0.0, min(1.0, (c_old - complexity(code)) / max(1, c_old - c_ref)))
+    return Score(simpler if exact else 0.0,
+                 components={"correct": (float(exact), 0.0), "simpler": (simpler, 1.0)},
+                 passed=res.passed, total=res.total,
+                 reason=f"{res.reason}; complexity {c_old} -> {complexity(code) if exact else '?'} "
+                        f"(reference {c_ref})", verifier_version=task.domain)
 
-    def score(self, task: Task, answer: str) -> Score:
-        code, h = extract_code(answer), task.hidden
-        res = verify_function(code, fn_name=task.public["function"], inputs=h["inputs"],
-                              expected=h["expected"], reference=h["reference"],
-                              sandbox_factory=pool_lease(), version=self.id)
-        exact = res.passed == res.total and res.value > 0
-        c_old, c_ref = complexity(task.public["program"]), complexity(h["reference"])
-        simpler = 0.0
-        if exact:
-            simpler = max(0.0, min(1.0, (c_old - complexity(code)) / max(1, c_old - c_ref)))
-        return Score(simpler if exact else 0.0,
-                     components={"correct": (float(exact), 0.0), "simpler": (simpler, 1.0)},
-                     passed=res.passed, total=res.total,
-                     reason=f"{res.reason}; complexity {c_old} -> {complexity(code) if exact else '?'} "
-                            f"(reference {c_ref})", verifier_version=self.id)
 
-    def probes(self, task: Task) -> dict:
-        out = {k: format_answer(v) for k, v in program_probes(task).items()}
-        ref = task.hidden["reference"].splitlines()
-        out["drop_branch"] = format_answer("\n".join(ref[:1] + ref[3:]) + "\n")
-        return out
+def _exploits(task: Task) -> dict:
+    out = program_exploits(task)
+    ref = task.hidden["reference"].splitlines()
+    out["drop_branch"] = format_answer("\n".join(ref[:1] + ref[3:]) + "\n")
+    return out
+
+
+Refactor = register_domain(SingleTurnDomain(
+    "code.misc_refactor-v1", _draw, _check, _exploits, reference=answer_reference,
+    description=__doc__, env_kind="sandbox"))

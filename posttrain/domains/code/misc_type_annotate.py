@@ -24,10 +24,12 @@ import ast
 import random
 
 from posttrain.core.types import Score, Task
-from posttrain.domains._helpers import make_task
 from posttrain.domains.base import register_domain
+from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 from posttrain.envs.tool_env import format_answer
 from posttrain.verifiers.code import extract_code
+
+from ._kit import answer_reference
 
 # (annotated source, example comment, hard?)
 FUNCS = (
@@ -119,65 +121,62 @@ def strip(tree: ast.Module) -> str:
     return ast.dump(tree)
 
 
-@register_domain
-class TypeAnnotate:
-    id = "code.misc_type_annotate-v1"
-    family = "code"
-    difficulties = (1, 2, 3)
-    env_kind = "single_turn"
+def _draw(rng: random.Random, difficulty: int) -> Draft:
+    pool = [f for f in FUNCS if difficulty == 3 or not f[2]]
+    chosen = rng.sample(pool, difficulty + 1)
+    ref = "\n\n".join(src for src, _, _ in chosen)
+    bare_tree = ast.parse(ref)
+    strip(bare_tree)
+    bare = ast.unparse(bare_tree) + "\n"
+    notes = "\n".join(f"# {ex}" for _, ex, _ in chosen)
+    prompt = (f"Add type annotations (every parameter and every return value) to this module "
+              f"without changing anything else. Example calls:\n{notes}\n```python\n{bare}```\n"
+              "Reply with the whole annotated module inside <answer>...</answer>.")
+    return Draft(prompt, public={"module": bare},
+                 hidden={"reference": ast.unparse(ast.parse(ref)) + "\n",
+                         "expected": slots(ast.parse(ref))})
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        pool = [f for f in FUNCS if difficulty == 3 or not f[2]]
-        chosen = rng.sample(pool, difficulty + 1)
-        ref = "\n\n".join(src for src, _, _ in chosen)
-        bare_tree = ast.parse(ref)
-        strip(bare_tree)
-        bare = ast.unparse(bare_tree) + "\n"
-        notes = "\n".join(f"# {ex}" for _, ex, _ in chosen)
-        prompt = (f"Add type annotations (every parameter and every return value) to this module "
-                  f"without changing anything else. Example calls:\n{notes}\n```python\n{bare}```\n"
-                  "Reply with the whole annotated module inside <answer>...</answer>.")
-        return make_task(self.id, difficulty, prompt, public={"module": bare},
-                         hidden={"reference": ast.unparse(ast.parse(ref)) + "\n",
-                                 "expected": slots(ast.parse(ref))})
 
-    def solve(self, task: Task) -> str:
-        return format_answer(task.hidden["reference"])
+def _check(task: Task, answer: str) -> Score:
+    code = extract_code(answer)
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return Score(0.0, components={"unchanged_code": (0.0, 0.0), "slots": (0.0, 1.0)},
+                     reason="does not parse", verifier_version=task.domain)
+    got = slots(tree)
+    if strip(tree) != strip(ast.parse(task.public["module"])):
+        return Score(0.0, components={"unchanged_code": (0.0, 0.0), "slots": (0.0, 1.0)},
+                     reason="the code changed (only annotations may be added)",
+                     verifier_version=task.domain)
+    want = task.hidden["expected"]
+    right = sum(got.get(k) == v for k, v in want.items())
+    return Score(right / len(want), components={"unchanged_code": (1.0, 0.0),
+                                                "slots": (right / len(want), 1.0)},
+                 passed=right, total=len(want), reason=f"{right}/{len(want)} annotations right",
+                 verifier_version=task.domain)
 
-    def score(self, task: Task, answer: str) -> Score:
-        code = extract_code(answer)
-        try:
-            tree = ast.parse(code)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return Score(0.0, components={"unchanged_code": (0.0, 0.0), "slots": (0.0, 1.0)},
-                         reason="does not parse", verifier_version=self.id)
-        got = slots(tree)
-        if strip(tree) != strip(ast.parse(task.public["module"])):
-            return Score(0.0, components={"unchanged_code": (0.0, 0.0), "slots": (0.0, 1.0)},
-                         reason="the code changed (only annotations may be added)",
-                         verifier_version=self.id)
-        want = task.hidden["expected"]
-        right = sum(got.get(k) == v for k, v in want.items())
-        return Score(right / len(want), components={"unchanged_code": (1.0, 0.0),
-                                                    "slots": (right / len(want), 1.0)},
-                     passed=right, total=len(want), reason=f"{right}/{len(want)} annotations right",
-                     verifier_version=self.id)
 
-    def probes(self, task: Task) -> dict:
-        ref = task.hidden["reference"]
-        anys, objs = ast.parse(ref), ast.parse(ref)
-        for t, name in ((anys, "Any"), (objs, "object")):
-            for node in ast.walk(t):
-                if isinstance(node, ast.arg):
-                    node.annotation = ast.Name(name)
-                elif isinstance(node, ast.FunctionDef):
-                    node.returns = ast.Name(name)
-        changed = ast.parse(ref)
-        first = next(n for n in changed.body if isinstance(n, ast.FunctionDef))
-        first.body = [ast.Return(ast.Constant(None))]
-        comments = task.public["module"].replace("):", "):  # annotated")
-        return {"unchanged": format_answer(task.public["module"]),
-                "all_any": format_answer("from typing import Any\n" + ast.unparse(anys)),
-                "all_object": format_answer(ast.unparse(objs)),
-                "changed_body": format_answer(ast.unparse(changed)),
-                "comments_only": format_answer(comments)}
+def _exploits(task: Task) -> dict:
+    ref = task.hidden["reference"]
+    anys, objs = ast.parse(ref), ast.parse(ref)
+    for t, name in ((anys, "Any"), (objs, "object")):
+        for node in ast.walk(t):
+            if isinstance(node, ast.arg):
+                node.annotation = ast.Name(name)
+            elif isinstance(node, ast.FunctionDef):
+                node.returns = ast.Name(name)
+    changed = ast.parse(ref)
+    first = next(n for n in changed.body if isinstance(n, ast.FunctionDef))
+    first.body = [ast.Return(ast.Constant(None))]
+    comments = task.public["module"].replace("):", "):  # annotated")
+    return {"unchanged": format_answer(task.public["module"]),
+            "all_any": format_answer("from typing import Any\n" + ast.unparse(anys)),
+            "all_object": format_answer(ast.unparse(objs)),
+            "changed_body": format_answer(ast.unparse(changed)),
+            "comments_only": format_answer(comments)}
+
+
+TypeAnnotate = register_domain(SingleTurnDomain(
+    "code.misc_type_annotate-v1", _draw, _check, _exploits, reference=answer_reference,
+    description=__doc__))

@@ -17,56 +17,36 @@ from __future__ import annotations
 
 import random
 
-from posttrain.core.types import Score, Task
 from posttrain.domains.base import register_domain
+from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 from posttrain.envs.tool_env import format_answer
 
-from ._common import draw, problem_task, program_probes, repl_env, repl_probes, repl_reference, score_answer
+from ._kit import (ReplDomain, answer_reference, code_check, draw_problem, problem_draft, program_exploits,
+                   repl_probes)
 from ._problems import examples_text
 
-
-class _Repair:
-    family = "code"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
-    repl = False
-
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        prob = draw(rng, difficulty, repair=True)
-        how = ("solution.py in the sandbox holds it; fix it with the tools (read_file, edit_file, "
-               "write_file, shell, run_tests), then reply <answer>done</answer>." if self.repl else
-               "Reply with the whole fixed program inside <answer>...</answer>.")
-        prompt = (f"This program should satisfy: {prob.spec}\nIt fails the first example:\n"
-                  f"{examples_text(prob.fn, prob.public)}\n```python\n{prob.buggy}```\n{how}")
-        return problem_task(self.id, difficulty, prob, prompt)
-
-    def solve(self, task: Task) -> str:
-        return format_answer(task.hidden["reference"])
-
-    def score(self, task: Task, answer: str) -> Score:
-        return score_answer(self.id, task, answer)
-
-    def probes(self, task: Task) -> dict:
-        if self.repl:
-            return {**repl_probes(task), "buggy_unchanged": [format_answer("done")]}
-        return {k: format_answer(v) for k, v in program_probes(task).items()}
+REPLY = "Reply with the whole fixed program inside <answer>...</answer>."
+TOOLS = ("solution.py in the sandbox holds it; fix it with the tools (read_file, edit_file, "
+         "write_file, shell, run_tests), then reply <answer>done</answer>.")
 
 
-@register_domain
-class BugRepair(_Repair):
-    id = "code.bug_repair-v1"
+def _draw(rng: random.Random, difficulty: int, how: str = REPLY) -> Draft:
+    prob = draw_problem(rng, difficulty, repair=True)
+    prompt = (f"This program should satisfy: {prob.spec}\nIt fails the first example:\n"
+              f"{examples_text(prob.fn, prob.public)}\n```python\n{prob.buggy}```\n{how}")
+    return problem_draft(prob, prompt)
 
 
-@register_domain
-class BugRepairRepl(_Repair):
-    id = "code.bug_repair_repl-v1"
-    repl = True
+def _draw_repl(rng: random.Random, difficulty: int) -> Draft:
+    return _draw(rng, difficulty, TOOLS)
 
-    def make_env(self, task: Task):
-        return repl_env(self.id, task)
 
-    def reference_actions(self, task: Task) -> list[str]:
-        return repl_reference(task)
+def _repl_exploits(task) -> dict:
+    return {**repl_probes(task), "buggy_unchanged": [format_answer("done")]}
 
-    def solve(self, task: Task) -> str:
-        return format_answer("done")
+
+BugRepair = register_domain(SingleTurnDomain("code.bug_repair-v1", _draw, code_check, program_exploits,
+                                             reference=answer_reference, description=__doc__,
+                                             env_kind="sandbox"))
+BugRepairRepl = register_domain(ReplDomain("code.bug_repair_repl-v1", _draw_repl, exploits=_repl_exploits,
+                                           description=__doc__))

@@ -7,12 +7,12 @@ loop with state, 3 = either, buried among unrelated helper functions with two ex
 
 Reward and probes: as every ``code.repair_*`` domain (hidden tests, baseline = the bug's pass
 rate; hard-coding, constant, exit(0), PASSED, json patching, always-equal, fake results,
-unchanged program ≤ 0.05); see :mod:`posttrain.domains.code._repair_common`.
+unchanged program ≤ 0.05); see :mod:`posttrain.domains.code._kit`.
 """
 
 from __future__ import annotations
 
-from ._repair_common import BugTemplate, ints, repair_domain
+from ._kit import BugTemplate, ints, repair_domain
 
 TEMPLATES = (
     BugTemplate(
@@ -47,4 +47,4 @@ TEMPLATES = (
 )
 
 RepairComparison = repair_domain("code.repair_comparison-v1", "a wrong comparison operator",
-                                 TEMPLATES)
+                                 TEMPLATES, description=__doc__)

@@ -6,12 +6,12 @@ Difficulty: 1 = one expression, 2 = a division inside index arithmetic or a loop
 among unrelated helper functions with two examples.
 
 Reward and probes: as every ``code.repair_*`` domain (numbers compare as JSON values, floats
-to 1e-9 relative); see :mod:`posttrain.domains.code._repair_common`.
+to 1e-9 relative); see :mod:`posttrain.domains.code._kit`.
 """
 
 from __future__ import annotations
 
-from ._repair_common import BugTemplate, ints, repair_domain
+from ._kit import BugTemplate, ints, repair_domain
 
 TEMPLATES = (
     BugTemplate(
@@ -44,4 +44,4 @@ TEMPLATES = (
         lambda r: {"k": r.choice([3, 6, 7, 9])}, lambda r, c: [ints(r, 1, 5, 0, 99)]),
 )
 
-RepairDivision = repair_domain("code.repair_division-v1", "integer vs float division", TEMPLATES)
+RepairDivision = repair_domain("code.repair_division-v1", "integer vs float division", TEMPLATES, description=__doc__)

@@ -7,12 +7,12 @@ so that a third to a half of them are degenerate. Difficulty: 1 = a missing guar
 2 = an edge case inside a loop, 3 = either, among unrelated helper functions.
 
 Reward and probes: as every ``code.repair_*`` domain; see
-:mod:`posttrain.domains.code._repair_common`.
+:mod:`posttrain.domains.code._kit`.
 """
 
 from __future__ import annotations
 
-from ._repair_common import BugTemplate, repair_domain, word
+from ._kit import BugTemplate, repair_domain, word
 
 
 def _short_list(r, lo=-9, hi=30):
@@ -56,4 +56,4 @@ TEMPLATES = (
         lambda r: {}, lambda r, c: [[r.choice([0, 0, 1, 2, 3, 5, -4]) for _ in range(r.randint(2, 5))]]),
 )
 
-RepairEmptyInput = repair_domain("code.repair_empty_input-v1", "a missing edge case", TEMPLATES)
+RepairEmptyInput = repair_domain("code.repair_empty_input-v1", "a missing edge case", TEMPLATES, description=__doc__)

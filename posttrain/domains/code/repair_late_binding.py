@@ -7,12 +7,12 @@ comprehension, 2 = named inner functions or an operation table built in a loop, 
 among unrelated helper functions.
 
 Reward and probes: as every ``code.repair_*`` domain; see
-:mod:`posttrain.domains.code._repair_common`.
+:mod:`posttrain.domains.code._kit`.
 """
 
 from __future__ import annotations
 
-from ._repair_common import BugTemplate, ints, repair_domain
+from ._kit import BugTemplate, ints, repair_domain
 
 TEMPLATES = (
     BugTemplate(
@@ -48,4 +48,4 @@ TEMPLATES = (
 )
 
 RepairLateBinding = repair_domain("code.repair_late_binding-v1", "a late-binding closure",
-                                  TEMPLATES)
+                                  TEMPLATES, description=__doc__)

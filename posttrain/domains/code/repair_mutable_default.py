@@ -7,12 +7,12 @@ process, in order), and the bug's baseline pass rate is measured that way. Diffi
 list default, 2 = a dict default used as a counter, 3 = either, among unrelated helpers.
 
 Reward and probes: as every ``code.repair_*`` domain; see
-:mod:`posttrain.domains.code._repair_common`.
+:mod:`posttrain.domains.code._kit`.
 """
 
 from __future__ import annotations
 
-from ._repair_common import BugTemplate, ints, repair_domain, word
+from ._kit import BugTemplate, ints, repair_domain, word
 
 TEMPLATES = (
     BugTemplate(
@@ -45,4 +45,4 @@ TEMPLATES = (
 )
 
 RepairMutableDefault = repair_domain("code.repair_mutable_default-v1",
-                                     "a mutable default argument", TEMPLATES)
+                                     "a mutable default argument", TEMPLATES, description=__doc__)

@@ -8,12 +8,12 @@ interior indices, 3 = either, buried among unrelated helper functions with two e
 Reward: the family's repair verifier (hidden tests in a fresh sandbox, baseline = the planted
 bug's hidden pass rate, so the program unchanged earns 0). Probes (≤ 0.05): hard-coded
 examples, constant output, exit(0), print PASSED, patching json, always-equal, writing fake
-results, the program unchanged (see :mod:`posttrain.domains.code._repair_common`).
+results, the program unchanged (see :mod:`posttrain.domains.code._kit`).
 """
 
 from __future__ import annotations
 
-from ._repair_common import BugTemplate, ints, repair_domain, word
+from ._kit import BugTemplate, ints, repair_domain, word
 
 TEMPLATES = (
     BugTemplate(
@@ -48,4 +48,4 @@ TEMPLATES = (
         lambda r: {"k": r.randint(2, 5)}, lambda r, c: [ints(r, 0, 9)]),
 )
 
-RepairOffByOne = repair_domain("code.repair_off_by_one-v1", "an off-by-one bound", TEMPLATES)
+RepairOffByOne = repair_domain("code.repair_off_by_one-v1", "an off-by-one bound", TEMPLATES, description=__doc__)

@@ -7,12 +7,12 @@ name. Difficulty: 1 = the shadowed call in a final branch, 2 = in a branch insid
 after a filter, 3 = either, among unrelated helper functions.
 
 Reward and probes: as every ``code.repair_*`` domain; see
-:mod:`posttrain.domains.code._repair_common`.
+:mod:`posttrain.domains.code._kit`.
 """
 
 from __future__ import annotations
 
-from ._repair_common import BugTemplate, ints, repair_domain
+from ._kit import BugTemplate, ints, repair_domain
 
 TEMPLATES = (
     BugTemplate(
@@ -56,4 +56,4 @@ TEMPLATES = (
 )
 
 RepairShadowedBuiltin = repair_domain("code.repair_shadowed_builtin-v1", "a shadowed builtin",
-                                      TEMPLATES)
+                                      TEMPLATES, description=__doc__)

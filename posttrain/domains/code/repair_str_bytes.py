@@ -7,12 +7,12 @@ Difficulty: 1 = one expression, 2 = a loop over characters with a byte budget, 3
 among unrelated helper functions.
 
 Reward and probes: as every ``code.repair_*`` domain; see
-:mod:`posttrain.domains.code._repair_common`.
+:mod:`posttrain.domains.code._kit`.
 """
 
 from __future__ import annotations
 
-from ._repair_common import BugTemplate, repair_domain
+from ._kit import BugTemplate, repair_domain
 
 _CHARS = "abcdxyz" * 3 + "éß€日ü😀"
 
@@ -46,4 +46,4 @@ TEMPLATES = (
 )
 
 RepairStrBytes = repair_domain("code.repair_str_bytes-v1", "strings confused with bytes",
-                               TEMPLATES)
+                               TEMPLATES, description=__doc__)

@@ -7,12 +7,12 @@ a list of strings, 2 = a table lookup or a running computation, 3 = either, amon
 helper functions.
 
 Reward and probes: as every ``code.repair_*`` domain; see
-:mod:`posttrain.domains.code._repair_common`.
+:mod:`posttrain.domains.code._kit`.
 """
 
 from __future__ import annotations
 
-from ._repair_common import BugTemplate, repair_domain
+from ._kit import BugTemplate, repair_domain
 
 _TOKENS = ("1", "7", "-3", "12", "x", "4a", "", "05", "2.5", "-0", "99")
 
@@ -59,4 +59,4 @@ TEMPLATES = (
 )
 
 RepairSwallowedException = repair_domain("code.repair_swallowed_exception-v1",
-                                         "an exception handled at the wrong place", TEMPLATES)
+                                         "an exception handled at the wrong place", TEMPLATES, description=__doc__)

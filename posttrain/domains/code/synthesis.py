@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import random
 
-from posttrain.core.types import Score, Task
 from posttrain.domains.base import register_domain
-from posttrain.envs.tool_env import format_answer
+from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 
-from ._common import draw, examples, problem_task, program_probes, repl_env, repl_probes, repl_reference, score_answer
+from ._kit import ReplDomain, answer_reference, code_check, draw_problem, problem_draft, program_exploits
+from ._problems import examples_text
 
 
 def _prompt(task_fn: str, spec: str, ex: str, repl: bool) -> str:
@@ -38,50 +38,16 @@ def _prompt(task_fn: str, spec: str, ex: str, repl: bool) -> str:
     return f"Write a Python function. {spec}\nExamples:\n{ex}\n{how}"
 
 
-class _Synthesis:
-    family = "code"
-    difficulties = (1, 2, 3)
-    repl = False
-
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        prob = draw(rng, difficulty, repair=False)
-        from ._problems import examples_text
-
-        prompt = _prompt(prob.fn, prob.spec, examples_text(prob.fn, prob.public), self.repl)
-        return problem_task(self.id, difficulty, prob, prompt)
-
-    def solve(self, task: Task) -> str:
-        return format_answer(task.hidden["reference"])
-
-    def score(self, task: Task, answer: str) -> Score:
-        return score_answer(self.id, task, answer)
-
-    def probes(self, task: Task) -> dict:
-        if self.repl:
-            return repl_probes(task)
-        return {k: format_answer(v) for k, v in program_probes(task).items()}
+def _draw(rng: random.Random, difficulty: int, repl: bool = False) -> Draft:
+    prob = draw_problem(rng, difficulty, repair=False)
+    return problem_draft(prob, _prompt(prob.fn, prob.spec, examples_text(prob.fn, prob.public), repl))
 
 
-@register_domain
-class FnSynthesis(_Synthesis):
-    id = "code.fn_synthesis-v1"
-    env_kind = "sandbox"
+def _draw_repl(rng: random.Random, difficulty: int) -> Draft:
+    return _draw(rng, difficulty, repl=True)
 
 
-@register_domain
-class FnSynthesisRepl(_Synthesis):
-    id = "code.fn_synthesis_repl-v1"
-    env_kind = "sandbox"
-    repl = True
-
-    def make_env(self, task: Task):
-        return repl_env(self.id, task)
-
-    def reference_actions(self, task: Task) -> list[str]:
-        return repl_reference(task)
-
-    def solve(self, task: Task) -> str:
-        return format_answer("done")
-
-
-__all__ = ["FnSynthesis", "FnSynthesisRepl", "examples"]
+FnSynthesis = register_domain(SingleTurnDomain("code.fn_synthesis-v1", _draw, code_check, program_exploits,
+                                               reference=answer_reference, description=__doc__,
+                                               env_kind="sandbox"))
+FnSynthesisRepl = register_domain(ReplDomain("code.fn_synthesis_repl-v1", _draw_repl, description=__doc__))

@@ -12,7 +12,7 @@ Env: ``solution.py`` in a sandbox; tools read_file, write_file, edit_file, shell
 as the episode leaves it. Verifier: the docstring with its doctests must still be in the file,
 unchanged (component ``doctests_kept``: fixing the documentation instead of the code, or
 deleting it, scores 0); then the family's hidden tests in a fresh sandbox with the bug's pass
-rate as the baseline (:func:`posttrain.domains.code._common.score_code`).
+rate as the baseline (:func:`posttrain.domains.code._kit.score_code`).
 
 Probes (≤ 0.05): the family's multi-turn probes (edit or delete the tests, search the disk for
 hidden tests, delete or symlink solution.py, hard-coded/exit/json-patching programs), the
@@ -29,13 +29,12 @@ from typing import Any
 
 from posttrain.core.types import Score, Task
 from posttrain.domains.base import register_domain
+from posttrain.domains.kit.single_turn import Draft
 from posttrain.envs.tool_env import ToolEnv, format_answer, format_call, pool_lease
-from posttrain.tools import EditFileTool, ReadFileTool, ShellTool, ToolResult, WriteFileTool
-from posttrain.tools.exec_tools import render
+from posttrain.tools import EditFileTool, ReadFileTool, ShellTool, WriteFileTool
 
-from ._common import SOLUTION, problem_task, repl_probes, score_code
+from ._kit import SOLUTION, CommandTool, ReplDomain, make_repair, problem_draft, repl_probes, score_code
 from ._problems import Problem, run_source
-from ._repair_common import make_repair
 
 CLASSES = ("off_by_one", "comparison", "mutable_default", "division", "empty_input",
            "late_binding", "shadowed_builtin", "swallowed_exception", "str_bytes")
@@ -65,83 +64,73 @@ def with_doc(source: str, fn: str, doc: str) -> str:
     return source[:j] + doc + source[j:]
 
 
-class RunDoctestsTool:
-    name = "run_doctests"
-    spec = {"type": "function", "function": {
-        "name": "run_doctests", "description": "Run the doctests of solution.py (verbose).",
-        "parameters": {"type": "object", "properties": {}, "additionalProperties": False}}}
-
-    def __call__(self, sandbox: Any) -> ToolResult:
-        return render(sandbox.exec(["python3", "-m", "doctest", "-v", SOLUTION], timeout=10), 4000)
+RUN_DOCTESTS = CommandTool("run_doctests", "Run the doctests of solution.py (verbose).",
+                           ("python3", "-m", "doctest", "-v", SOLUTION))
 
 
-@register_domain
-class DoctestFix:
-    id = "code.tdd_doctest-v1"
-    family = "code"
-    difficulties = (1, 2, 3)
-    env_kind = "sandbox"
+def _draw(rng: random.Random, difficulty: int) -> Draft:
+    prob = make_repair(rng, _templates(), difficulty)
+    doc = docstring(prob)
+    # the doctests must really fail on the bug (outputs the JSON round-trip could hide)
+    buggy_out = run_source(prob.buggy, prob.fn, [a for a, _ in prob.public])
+    assert buggy_out != [o for _, o in prob.public]
+    prob = Problem(prob.fn, prob.spec, with_doc(prob.reference, prob.fn, doc), prob.public,
+                   prob.hidden_inputs, prob.hidden_expected,
+                   with_doc(prob.buggy, prob.fn, doc), prob.buggy_rate)
+    prompt = (f"The doctests of solution.py fail: {prob.fn} has a bug. Fix the code (keep the "
+              "docstring and its examples exactly as they are) using the tools read_file, "
+              "edit_file, write_file, shell and run_doctests, then reply <answer>done</answer>.")
+    return problem_draft(prob, prompt, doc=doc)
 
-    def generate(self, rng: random.Random, difficulty: int) -> Task:
-        prob = make_repair(rng, _templates(), difficulty)
-        doc = docstring(prob)
-        # the doctests must really fail on the bug (outputs the JSON round-trip could hide)
-        buggy_out = run_source(prob.buggy, prob.fn, [a for a, _ in prob.public])
-        assert buggy_out != [o for _, o in prob.public]
-        prob = Problem(prob.fn, prob.spec, with_doc(prob.reference, prob.fn, doc), prob.public,
-                       prob.hidden_inputs, prob.hidden_expected,
-                       with_doc(prob.buggy, prob.fn, doc), prob.buggy_rate)
-        prompt = (f"The doctests of solution.py fail: {prob.fn} has a bug. Fix the code (keep the "
-                  "docstring and its examples exactly as they are) using the tools read_file, "
-                  "edit_file, write_file, shell and run_doctests, then reply <answer>done</answer>.")
-        task = problem_task(self.id, difficulty, prob, prompt)
-        task.hidden["doc"] = doc
-        return task
 
-    def solve(self, task: Task) -> str:
-        return format_answer("done")
+def _reference(task: Task) -> list[str]:
+    return [format_call("run_doctests", {}),
+            format_call("write_file", {"path": SOLUTION, "content": task.hidden["reference"]}),
+            format_call("run_doctests", {}), format_answer("done")]
 
-    def reference_actions(self, task: Task) -> list[str]:
-        return [format_call("run_doctests", {}),
-                format_call("write_file", {"path": SOLUTION, "content": task.hidden["reference"]}),
-                format_call("run_doctests", {}), format_answer("done")]
 
-    def make_env(self, task: Task) -> ToolEnv:
-        def setup(sb: Any) -> None:
-            sb.write_file(SOLUTION, task.public["program"])
+def _env(task: Task) -> ToolEnv:
+    def setup(sb: Any) -> None:
+        sb.write_file(SOLUTION, task.public["program"])
 
-        def verifier(env: ToolEnv, trajectory: Any) -> Score:
-            code = ""
-            if env.sandbox_opened:
-                try:
-                    code = env.sandbox.read_file(SOLUTION, max_bytes=1 << 20).decode("utf-8", "replace")
-                except Exception:  # deleted or not a regular file: nothing submitted
-                    code = ""
-            if not code or task.hidden["doc"] not in code:
-                return Score(0.0, components={"doctests_kept": (0.0, 0.0), "correct": (0.0, 0.9)},
-                             passed=0, total=len(task.hidden["inputs"]),
-                             reason="solution.py missing, unchanged or its doctests were edited",
-                             verifier_version=self.id)
-            return score_code(self.id, task, code)
+    def verifier(env: ToolEnv, trajectory: Any) -> Score:
+        code = ""
+        if env.sandbox_opened:
+            try:
+                code = env.sandbox.read_file(SOLUTION, max_bytes=1 << 20).decode("utf-8", "replace")
+            except Exception:  # deleted or not a regular file: nothing submitted
+                code = ""
+        if not code or task.hidden["doc"] not in code:
+            return Score(0.0, components={"doctests_kept": (0.0, 0.0), "correct": (0.0, 0.9)},
+                         passed=0, total=len(task.hidden["inputs"]),
+                         reason="solution.py missing, unchanged or its doctests were edited",
+                         verifier_version=task.domain)
+        return score_code(task.domain, task, code)
 
-        tools = [ReadFileTool(), WriteFileTool(), EditFileTool(), ShellTool(timeout=10.0),
-                 RunDoctestsTool()]
-        return ToolEnv(task, tools, pool_lease(), verifier, max_turns=10, setup=setup,
-                       verifier_version=self.id)
+    tools = [ReadFileTool(), WriteFileTool(), EditFileTool(), ShellTool(timeout=10.0),
+             RUN_DOCTESTS]
+    return ToolEnv(task, tools, pool_lease(), verifier, max_turns=10, setup=setup,
+                   verifier_version=task.domain)
 
-    def score(self, task: Task, answer: str) -> Score:  # the submission is the file, not text
-        return Score(0.0, components={"correct": (0.0, 0.9)}, reason="multi-turn domain: the "
-                     "submission is solution.py", verifier_version=self.id)
 
-    def probes(self, task: Task) -> dict:
-        done = format_answer("done")
-        doc, fn = task.hidden["doc"], task.public["function"]
-        bug_out = run_source(task.public["program"], fn, [a for a, _ in task.public["examples"]])
-        lied = task.public["program"]
-        for (_, good), bad in zip(task.public["examples"], bug_out):
-            if good is not None and not isinstance(bad, dict):
-                lied = lied.replace(f"    {good!r}\n", f"    {bad!r}\n", 1)
-        return {**repl_probes(task), "buggy_unchanged": [done],
-                "rewrite_expected": [format_call("write_file", {"path": SOLUTION, "content": lied}), done],
-                "delete_doctests": [format_call("write_file", {"path": SOLUTION, "content":
-                                    task.hidden["reference"].replace(doc, "")}), done]}
+def _text_check(task: Task, answer: str) -> Score:  # the submission is the file, not text
+    return Score(0.0, components={"correct": (0.0, 0.9)}, reason="multi-turn domain: the "
+                 "submission is solution.py", verifier_version=task.domain)
+
+
+def _exploits(task: Task) -> dict:
+    done = format_answer("done")
+    doc, fn = task.hidden["doc"], task.public["function"]
+    bug_out = run_source(task.public["program"], fn, [a for a, _ in task.public["examples"]])
+    lied = task.public["program"]
+    for (_, good), bad in zip(task.public["examples"], bug_out):
+        if good is not None and not isinstance(bad, dict):
+            lied = lied.replace(f"    {good!r}\n", f"    {bad!r}\n", 1)
+    return {**repl_probes(task), "buggy_unchanged": [done],
+            "rewrite_expected": [format_call("write_file", {"path": SOLUTION, "content": lied}), done],
+            "delete_doctests": [format_call("write_file", {"path": SOLUTION, "content":
+                                task.hidden["reference"].replace(doc, "")}), done]}
+
+
+DoctestFix = register_domain(ReplDomain("code.tdd_doctest-v1", _draw, env=_env, reference=_reference,
+                                        exploits=_exploits, check=_text_check, description=__doc__))
