@@ -17,7 +17,7 @@ large output makes it 0. Reward = correct × fast.
 Probes (≤ 0.05): the slow program unchanged or only re-commented (the same AST), hard-coded
 small examples, constant output, exit(0), and the family's other program probes. The slow
 program with a no-op statement added runs and is killed at the budget (scores 0; tested in
-``tests/domains_ext/test_code_repair_more.py``, not a probe: it costs 2 s of CPU a run).
+``tests/domains_ext/test_code_repair_misc.py``, not a probe: it costs 2 s of CPU a run).
 """
 
 from __future__ import annotations
