@@ -40,7 +40,7 @@ from posttrain.tools import ListFilesTool, ReadFileTool, ShellTool, WriteFileToo
 from posttrain.verifiers.fs_state import _norm_lines, collect_state, fs_score
 
 __all__ = ["TreeDomain", "tree_task", "files_task", "common_probes", "read", "text_of",
-           "fresh_run", "graded_lines", "write", "write_lines", "report_predicates", "shell", "done",
+           "fresh_run", "graded_lines", "write", "write_lines", "report_predicates", "report_task", "report_reference", "shell", "done",
            "Score", "SUFFIX"]
 
 SUFFIX = ("Work in /work with the tools shell, read_file, write_file, list_files "
@@ -98,6 +98,21 @@ def tree_task(domain_id: str, difficulty: int, text: str, files: Mapping[str, st
     return _task(domain_id, difficulty, text, listing,
                  {"files": dict(files), "modes": dict(modes or {}), "dirs": list(dirs or []),
                   "links": dict(links or {})}, predicates, hidden)
+
+
+def report_task(domain_id: str, difficulty: int, text: str, files: Mapping[str, str], path: str,
+                want: list[str]) -> Task:
+    """A task whose answer is a report file ``path`` holding the lines ``want`` (kept in
+    ``hidden["want"]``), every input left unchanged (see :func:`report_predicates`)."""
+    return tree_task(domain_id, difficulty, text, files, report_predicates(path, want, files),
+                     hidden={"want": want})
+
+
+def report_reference(path: str) -> Callable[[Task], list[str]]:
+    """The reference of a :func:`report_task`: write the wanted lines to ``path``."""
+    def reference(task: Task) -> list[str]:
+        return [write_lines(path, task.hidden["want"])]
+    return reference
 
 
 def _setup(task: Task) -> Callable[[Any], None]:
