@@ -60,6 +60,36 @@ def test_feedback_tool_shows_measurements_and_render():
         env.close()
 
 
+def test_look_variant_shows_the_views_as_images_and_its_reference_scores_one():
+    import base64
+
+    from posttrain.core.types import Completion
+
+    dom = DOMAINS.get("geometry3d.cad_look_flange-v1")
+    assert dom.vision and dom.tier == "real"
+    task = sample_task(dom, 0, 1)
+    env = dom.make_env(task)
+    try:
+        assert not env.reset().images  # the brief is text; renders come with each model
+        draft, fixed, done = dom.reference_actions(task)
+        step = env.step(Completion(text=draft))
+        pngs = [base64.b64decode(i) for i in step.observation.images]
+        assert len(pngs) == 2 and all(p.startswith(b"\x89PNG") for p in pngs)
+        assert pngs == [env.sandbox.read_file("out/view_top.png"),
+                        env.sandbox.read_file("out/view_front.png")]
+        text = step.observation.messages[0]["content"]
+        assert "through-holes 5" in text and "#" not in text, text  # pictures, not text art
+        step2 = env.step(Completion(text=fixed))
+        assert len(step2.observation.images) == 2
+        assert [base64.b64decode(i) for i in step2.observation.images] != pngs  # the bolts moved
+        last = env.step(Completion(text=done))
+        assert last.done
+    finally:
+        env.close()
+    traj = replay(dom, task, dom.reference_actions(task))
+    assert traj.score.value == 1.0, traj.score.reason
+
+
 def test_domains_list_marks_them_real():
     from typer.testing import CliRunner
 

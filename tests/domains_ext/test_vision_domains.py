@@ -26,7 +26,10 @@ from posttrain.envs.factory import make_env
 from posttrain.rollout.scripted import replay, replay_score
 
 load_builtin_domains()
-VISUAL = sorted(i for i in DOMAINS.ids() if getattr(DOMAINS.get(i), "vision", False) is True)
+# the light tier's visual domains (the real tier's CAD "look" domain drives a CAD kernel in a
+# sandbox per episode: tests/domains_ext/test_cad_domains.py covers it)
+VISUAL = sorted(i for i in DOMAINS.ids() if getattr(DOMAINS.get(i), "vision", False) is True
+                and getattr(DOMAINS.get(i), "tier", "light") == "light")
 MULTI = [i for i in VISUAL if callable(getattr(DOMAINS.get(i), "make_env", None))]
 SIZES = {"finance.chart": (WIDTH, HEIGHT), "geometry3d.match": image_size(2),
          "tools.screen_command": TERMINAL_SIZE, "tools.screen_form": FORM_SIZE}

@@ -121,6 +121,8 @@ class CadDomain:
     draft: Callable[[Mapping[str, Any]], str] | None = None
     feedback_tool: Callable[[], Any] | None = None
     max_turns: int = 4
+    vision: bool = False  # its observations carry images (then wrap_env puts them there)
+    wrap_env: Callable[[ToolEnv], Any] | None = None
     family: str = "geometry3d"
     tier: str = "real"
     difficulties: tuple[int, ...] = (1, 2, 3)
@@ -137,8 +139,9 @@ class CadDomain:
 
     def make_env(self, task: Task) -> ToolEnv:
         tool = self.feedback_tool() if self.feedback_tool else CadTool()
-        return ToolEnv(task, [tool], cad_lease, verify_with(self.id), max_turns=self.max_turns,
-                       verifier_version=self.id)
+        env = ToolEnv(task, [tool], cad_lease, verify_with(self.id), max_turns=self.max_turns,
+                      verifier_version=self.id)
+        return self.wrap_env(env) if self.wrap_env is not None else env
 
     def reference_actions(self, task: Task) -> list[str]:
         first = [cad_call(self.draft(task.public["params"]))] if self.draft else []
