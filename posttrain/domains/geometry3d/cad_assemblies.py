@@ -125,5 +125,9 @@ def bushing_spec(p) -> dict:
     return {"probes": probes, "symmetry": ["top", 0]}
 
 
-register_domain(CadDomain("geometry3d.cad_stacked-v1", stacked_params, stacked_script, stacked_brief, stacked_spec))
-register_domain(CadDomain("geometry3d.cad_shaft_bushing-v1", bushing_params, bushing_script, bushing_brief, bushing_spec))
+register_domain(CadDomain("geometry3d.cad_stacked-v1", stacked_params, stacked_script, stacked_brief, stacked_spec,
+                          description=('Assembling a block on a plate with a stated mate (centred / offset / '
+                                       'two blocks) as a build123d script.')))
+register_domain(CadDomain("geometry3d.cad_shaft_bushing-v1", bushing_params, bushing_script, bushing_brief, bushing_spec,
+                          description=('Assembling a shaft in a bushing with clearance, concentric (+ a '
+                                       'collar / + a pin hole), as a build123d script.')))

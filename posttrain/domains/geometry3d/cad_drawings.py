@@ -126,5 +126,9 @@ def slot_spec(p) -> dict:
     return {"probes": probes}
 
 
-register_domain(CadDomain("geometry3d.cad_drawing_stepped-v1", stepped_params, stepped_script, stepped_brief, stepped_spec))
-register_domain(CadDomain("geometry3d.cad_drawing_slot_block-v1", slot_params, slot_script, slot_brief, slot_spec))
+register_domain(CadDomain("geometry3d.cad_drawing_stepped-v1", stepped_params, stepped_script, stepped_brief, stepped_spec,
+                          description=("Modelling a stepped plate from a dimensioned drawing's view callouts "
+                                       'against a corner datum.')))
+register_domain(CadDomain("geometry3d.cad_drawing_slot_block-v1", slot_params, slot_script, slot_brief, slot_spec,
+                          description=("Modelling a slotted block from a dimensioned drawing's view callouts "
+                                       '(+ a hole / a counterbored hole).')))

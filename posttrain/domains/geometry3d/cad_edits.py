@@ -125,9 +125,15 @@ def move_spec(p) -> dict:
 
 register_domain(CadDomain("geometry3d.cad_edit_hole_size-v1", resize_params,
                           lambda p: parts.plate_script(p["new"]), resize_brief, resize_spec,
-                          given=lambda p: parts.plate_script(p["old"])))
+                          given=lambda p: parts.plate_script(p["old"]),
+                          description=('Editing a given build123d script: resize its holes, leaving the rest '
+                                       'of the part as it is.')))
 register_domain(CadDomain("geometry3d.cad_edit_add_hole-v1", addhole_params, addhole_script,
-                          addhole_brief, addhole_spec, given=_base_script))
+                          addhole_brief, addhole_spec, given=_base_script,
+                          description=('Editing a given build123d script: add a hole at a stated place '
+                                       'without disturbing the part.')))
 register_domain(CadDomain("geometry3d.cad_edit_move_block-v1", move_params,
                           lambda p: asm.stacked_script(p["new"]), move_brief, move_spec,
-                          given=lambda p: asm.stacked_script(p["old"])))
+                          given=lambda p: asm.stacked_script(p["old"]),
+                          description=('Editing a given assembly script: move a block along X, in X and Y, or '
+                                       'one of two blocks.')))

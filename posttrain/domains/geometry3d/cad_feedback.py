@@ -175,10 +175,14 @@ register_domain(CadDomain("geometry3d.cad_fit_volume-v1", volume_params,
                           lambda p: parts.plate_script(_solved(p)), volume_brief,
                           lambda p: parts.plate_spec(_solved(p)),
                           draft=lambda p: parts.plate_script(_with_thickness(p, round(p["V"] / (p["L"] * p["W"]), 2))),
-                          feedback_tool=FeedbackCadTool, max_turns=6))
+                          feedback_tool=FeedbackCadTool, max_turns=6,
+                          description=('Reaching a stated volume over several turns: the CAD tool reports '
+                                       "each model's measured volume and the policy corrects the plate's thickness.")))
 register_domain(CadDomain("geometry3d.cad_correct_flange-v1", rotated_params, rotated_script,
                           rotated_brief, rotated_spec, draft=parts.flange_script,
-                          feedback_tool=FeedbackCadTool, max_turns=6))
+                          feedback_tool=FeedbackCadTool, max_turns=6,
+                          description=('Correcting a rotated bolt circle over several turns from the CAD '
+                                       "tool's measurements and text renders of the model.")))
 
 
 def _look_brief(p) -> str:
@@ -193,4 +197,6 @@ def _look_env(inner: Any) -> RenderObservingEnv:
 register_domain(CadDomain("geometry3d.cad_look_flange-v1", rotated_params, rotated_script,
                           _look_brief, rotated_spec, draft=parts.flange_script,
                           feedback_tool=lambda: FeedbackCadTool(pictures=True), max_turns=6,
-                          vision=True, wrap_env=_look_env))
+                          vision=True, wrap_env=_look_env,
+                          description=('Look and correct (vision): correcting a rotated bolt circle from the '
+                                       'top and front renders the CAD tool shows as images after each model.')))

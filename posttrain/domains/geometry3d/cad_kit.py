@@ -122,6 +122,7 @@ class CadDomain:
     feedback_tool: Callable[[], Any] | None = None
     max_turns: int = 4
     vision: bool = False  # its observations carry images (then wrap_env puts them there)
+    description: str = ""  # one line: the skill (``domains list``, the catalogue)
     wrap_env: Callable[[ToolEnv], Any] | None = None
     family: str = "geometry3d"
     tier: str = "real"

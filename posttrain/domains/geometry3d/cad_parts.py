@@ -259,9 +259,22 @@ def pocket_spec(p) -> dict:
     return {"probes": probes, "symmetry": ["top", 0]}
 
 
+SKILLS = {
+    'plate_holes': ('Modelling a drilled plate as a build123d script run on a CAD kernel '
+                    '(2 holes / 4 corner holes / + a large centre hole).'),
+    'flange': ('Modelling a flange with a bore and a bolt circle as a build123d '
+               'script (4 bolts / 6 bolts / + a hub).'),
+    'l_bracket': 'Modelling an L bracket with holes in its base and upright as a build123d script.',
+    'tube': ('Modelling a tube to a wall thickness as a build123d script (+ a '
+             'collar / + a cross hole).'),
+    'pocket_block': ('Modelling a block with blind pockets as a build123d script (+ a drain '
+                     'hole / two pockets and a rib).'),
+}
+
+
 for _name, _fns in {"plate_holes": (plate_params, plate_script, plate_brief, plate_spec),
                     "flange": (flange_params, flange_script, flange_brief, flange_spec),
                     "l_bracket": (bracket_params, bracket_script, bracket_brief, bracket_spec),
                     "tube": (tube_params, tube_script, tube_brief, tube_spec),
                     "pocket_block": (pocket_params, pocket_script, pocket_brief, pocket_spec)}.items():
-    register_domain(CadDomain(f"geometry3d.cad_{_name}-v1", *_fns))
+    register_domain(CadDomain(f"geometry3d.cad_{_name}-v1", *_fns, description=SKILLS[_name]))
