@@ -47,7 +47,7 @@ from posttrain.verifiers.code import extract_code, verify_function
 
 from posttrain.domains.kit.single_turn import Draft, SingleTurnDomain
 
-from ._problems import Problem, examples_text, make_problem, public_test_file, run_source
+from ._problems import Problem, distinct_inputs, examples_text, make_problem, public_test_file, run_source
 
 MODULE = "solution"
 SOLUTION, PUBLIC_TESTS = "solution.py", "test_public.py"
@@ -271,19 +271,6 @@ def word(rng: random.Random, alphabet: str = "abcde", lo: int = 0, hi: int = 8) 
     return "".join(rng.choice(alphabet) for _ in range(rng.randint(lo, hi)))
 
 
-def _inputs(rng: random.Random, t: BugTemplate, c: dict, n: int) -> list[list[Any]]:
-    seen, out = set(), []
-    for _ in range(20 * n):
-        args = t.inputs(rng, c)
-        key = json.dumps(args)
-        if key not in seen:
-            seen.add(key)
-            out.append(args)
-            if len(out) == n:
-                break
-    return out
-
-
 def make_repair(rng: random.Random, templates: tuple[BugTemplate, ...], difficulty: int,
                 n_hidden: int = 16) -> Problem:
     """A repair problem of this bug class (see the module docstring for the guarantees)."""
@@ -294,7 +281,7 @@ def make_repair(rng: random.Random, templates: tuple[BugTemplate, ...], difficul
         c = t.consts(rng)
         ref = t.source.format(**c)
         buggy = ref.replace(t.bug[0].format(**c), t.bug[1].format(**c))
-        inputs = _inputs(rng, t, c, n_public + n_hidden)
+        inputs = distinct_inputs(lambda: t.inputs(rng, c), n_public + n_hidden, 20 * (n_public + n_hidden))
         if len(inputs) < n_public + n_hidden or buggy == ref:
             continue
         hid_in, pub_in = inputs[n_public:], inputs[:n_public]

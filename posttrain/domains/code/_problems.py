@@ -118,6 +118,21 @@ def run_source(source: str, fn: str, inputs: list[list[Any]]) -> list[Any]:
     return out
 
 
+def distinct_inputs(draw: Callable[[], list], n: int, tries: int, sort_keys: bool = False) -> list[list[Any]]:
+    """Up to ``n`` argument lists from ``draw()``, none repeated (compared as JSON), drawing
+    at most ``tries`` times (fewer than ``n`` when the generator repeats itself)."""
+    seen, out = set(), []
+    for _ in range(tries):
+        args = draw()
+        key = json.dumps(args, sort_keys=sort_keys)
+        if key not in seen:
+            seen.add(key)
+            out.append(args)
+            if len(out) == n:
+                break
+    return out
+
+
 def make_problem(rng: random.Random, difficulty: int, *, with_bug: bool = False,
                  n_public: int = 3, n_hidden: int = 20) -> Problem:
     pool = [t for t in TEMPLATES if t.level == difficulty]
@@ -125,15 +140,7 @@ def make_problem(rng: random.Random, difficulty: int, *, with_bug: bool = False,
         t = rng.choice(pool)
         c = t.consts(rng)
         ref = t.source.format(**c)
-        seen, inputs = set(), []
-        for _ in range(400):
-            args = t.inputs(rng, c)
-            key = json.dumps(args)
-            if key not in seen:
-                seen.add(key)
-                inputs.append(args)
-            if len(inputs) == n_public + n_hidden:
-                break
+        inputs = distinct_inputs(lambda: t.inputs(rng, c), n_public + n_hidden, 400)
         if len(inputs) < n_public + n_hidden:
             continue
         outs = run_source(ref, t.name, inputs)

@@ -43,6 +43,8 @@ from posttrain.domains._helpers import make_task
 from posttrain.envs.tool_env import format_answer, pool_lease
 from posttrain.verifiers.code import extract_code, verify_function
 
+from ._problems import distinct_inputs
+
 CHECK = "_check"
 N_PUBLIC, N_HIDDEN = 3, 14
 BIG_TIMEOUT_S, SMALL_TIMEOUT_S = 5.0, 8.0
@@ -195,15 +197,7 @@ class SynthDomain:
         for _ in range(60):
             c = lv.consts(rng)
             ref = fill(lv.ref, c)
-            seen, inputs = set(), []
-            for _ in range(600):
-                args = lv.gen(rng, c)
-                key = json.dumps(args, sort_keys=True)
-                if key not in seen:
-                    seen.add(key)
-                    inputs.append(args)
-                if len(inputs) == N_PUBLIC + N_HIDDEN:
-                    break
+            inputs = distinct_inputs(lambda: lv.gen(rng, c), N_PUBLIC + N_HIDDEN, 600, sort_keys=True)
             if len(inputs) < N_PUBLIC + N_HIDDEN:
                 continue
             outs = run_reference(ref + "\n\n" + self.driver, check, inputs)
