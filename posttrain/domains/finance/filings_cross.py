@@ -116,5 +116,9 @@ def two_companies(rng: random.Random, difficulty: int) -> DocPlan:
                    gates={"higher_operating_margin": "combined_revenue"})
 
 
-register_domain(DocDomain("finance.pdf_restatement-v1", restatement))
-register_domain(DocDomain("finance.pdf_two_companies-v1", two_companies))
+register_domain(DocDomain("finance.pdf_restatement-v1", restatement,
+                          description=("Comparing two PDF filings: a year's revenue as originally "
+                                       'reported and as restated, and the change.')))
+register_domain(DocDomain("finance.pdf_two_companies-v1", two_companies,
+                          description=("Comparing two companies' PDF filings in different units: "
+                                       'revenue, operating income and margin.')))

@@ -119,6 +119,12 @@ def note_scale(rng: random.Random, difficulty: int) -> DocPlan:
     return DocPlan({PATH: spec}, fields, _intro(co, spec), scale, traps={"wrong_year": wrong})
 
 
-register_domain(DocDomain("finance.pdf_segments-v1", segments))
-register_domain(DocDomain("finance.pdf_footnotes-v1", footnotes))
-register_domain(DocDomain("finance.pdf_note_scale-v1", note_scale))
+register_domain(DocDomain("finance.pdf_segments-v1", segments,
+                          description=("Reading segment revenue from a PDF filing's notes so that the "
+                                       'segments reconcile to the total.')))
+register_domain(DocDomain("finance.pdf_footnotes-v1", footnotes,
+                          description=("Reading restructuring charges from a PDF filing's footnote "
+                                       'text and separating them from SG&A.')))
+register_domain(DocDomain("finance.pdf_note_scale-v1", note_scale,
+                          description=('Reading figures from PDF notes kept at another scale than the '
+                                       'statements, all in one asked unit.')))

@@ -145,7 +145,15 @@ def margins(rng: random.Random, difficulty: int) -> DocPlan:
     return DocPlan({PATH: spec}, fields, _intro(co, spec), scale, traps={"wrong_year": trap})
 
 
-register_domain(DocDomain("finance.pdf_line_items-v1", line_items))
-register_domain(DocDomain("finance.pdf_balance_check-v1", balance_check))
-register_domain(DocDomain("finance.pdf_cash_bridge-v1", cash_bridge))
-register_domain(DocDomain("finance.pdf_margins-v1", margins))
+register_domain(DocDomain("finance.pdf_line_items-v1", line_items,
+                          description=("Reading line items of a PDF annual report's statements "
+                                       'through a document tool, split tables included.')))
+register_domain(DocDomain("finance.pdf_balance_check-v1", balance_check,
+                          description=('Extracting balance-sheet totals from a PDF filing so that '
+                                       'they reconcile (assets = liabilities + equity).')))
+register_domain(DocDomain("finance.pdf_cash_bridge-v1", cash_bridge,
+                          description=('Extracting the cash-flow bridge from a PDF filing with signs '
+                                       'kept (operating + investing + financing = net change).')))
+register_domain(DocDomain("finance.pdf_margins-v1", margins,
+                          description=('Computing gross, operating and net margins from a PDF '
+                                       "filing's statement of operations.")))

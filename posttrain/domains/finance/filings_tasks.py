@@ -186,6 +186,7 @@ class DocDomain:
     env_kind: str = "sandbox"  # the PDFs live in the episode's sandbox (/work)
     tier: str = "real"
     max_turns: int = 8
+    description: str = ""  # one line: the skill (``domains list``, the catalogue)
 
     def generate(self, rng: random.Random, difficulty: int) -> Task:
         return build_task(self.id, difficulty, self.plan(rng, difficulty))

@@ -99,5 +99,9 @@ def statements(rng: random.Random, difficulty: int) -> DocPlan:
                    searches=[(PATH, "Consolidated Statements of Operations")], traps={"wrong_year": wrong})
 
 
-register_domain(DocDomain("long_context.filing_needle-v1", needle, family="long_context", max_turns=10))
-register_domain(DocDomain("long_context.filing_statements-v1", statements, family="long_context", max_turns=10))
+register_domain(DocDomain("long_context.filing_needle-v1", needle, family="long_context", max_turns=10,
+                          description=('Finding facts stated once deep in the notes of a 30-60 page '
+                                       'PDF annual report, with search and an outline.')))
+register_domain(DocDomain("long_context.filing_statements-v1", statements, family="long_context", max_turns=10,
+                          description=('Reading statement figures from a 30-60 page PDF report whose '
+                                       'discussion states look-alike figures.')))
