@@ -171,6 +171,7 @@ class SynthDomain:
     driver: str = ""
     render: Callable[[list, Any], str] | None = None
     big_note: str = ""
+    description: str = ""  # first line: the skill the catalogue shows
     family: str = "code"
     env_kind: str = "sandbox"
     difficulties: tuple[int, ...] = field(init=False)

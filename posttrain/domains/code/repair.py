@@ -45,8 +45,10 @@ def _repl_exploits(task) -> dict:
     return {**repl_probes(task), "buggy_unchanged": [format_answer("done")]}
 
 
-BugRepair = register_domain(SingleTurnDomain("code.bug_repair-v1", _draw, code_check, program_exploits,
-                                             reference=answer_reference, description=__doc__,
-                                             env_kind="sandbox"))
-BugRepairRepl = register_domain(ReplDomain("code.bug_repair_repl-v1", _draw_repl, exploits=_repl_exploits,
-                                           description=__doc__))
+BugRepair = register_domain(SingleTurnDomain(
+    "code.bug_repair-v1", _draw, code_check, program_exploits, reference=answer_reference,
+    description="Fix a one-edit bug in a short function, replying with the fixed program.\n\n" + __doc__,
+    env_kind="sandbox"))
+BugRepairRepl = register_domain(ReplDomain(
+    "code.bug_repair_repl-v1", _draw_repl, exploits=_repl_exploits,
+    description="Fix a one-edit bug in solution.py with tools, running its failing test.\n\n" + __doc__))

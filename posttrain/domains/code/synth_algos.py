@@ -50,7 +50,8 @@ register_domain(SynthDomain("code.synth_lis-v1", "lis", {
              "necessarily contiguous) of the integer list xs; lists have up to 20,000 elements.",
              _LIS, _small, consts=lambda r: {"b": "bisect_left"},
              big=lambda r, c: [lcg_ints(r, 20_000, 0, 10**6)], bug=("tails[i] = x", "pass")),
-}, big_note=BIG))
+}, big_note=BIG,
+    description="Write a longest-increasing-subsequence function (efficient at level 3).\n\n" + __doc__))
 
 _EDIT = """def distance(a, b):
     ci, cd, cs = <<ci>>, <<cd>>, <<cs>>
@@ -84,7 +85,8 @@ register_domain(SynthDomain("code.synth_edit_distance-v1", "distance", {
              "(each costing 1) turning a into b, where no substring is edited more than once.",
              _EDIT, _words, consts=lambda r: dict(_unit, t=True),
              bug=("d[i - 2][j - 2] + 1", "d[i - 2][j - 2] + 2")),
-}))
+},
+    description="Write an edit-distance function (Levenshtein, weighted, with transpositions).\n\n" + __doc__))
 
 _COINS_MIN = """def coins(amount, denoms):
     best = [0] + [amount + 1] * amount
@@ -129,7 +131,8 @@ register_domain(SynthDomain("code.synth_coins-v1", "coins", {
              "(unlimited supply) summing to amount, modulo 1_000_000_007 (1 for amount 0); amounts "
              "go up to 20,000.", _COINS_SEQ, _coin_gen(60, (1, 12)),
              big=lambda r, c: [20_000, sorted(r.sample(range(1, 50), 8))], bug=("ways = [1] + [0] * amount", "ways = [1] + [0] * amount\n    denoms = denoms[1:] if len(denoms) > 2 else denoms")),
-}, big_note=BIG))
+}, big_note=BIG,
+    description="Write coin-change dynamic programs (fewest coins, combinations, sequences).\n\n" + __doc__))
 
 _DEPTH = """def tree_stat(tree):
     if tree is None:
@@ -185,4 +188,5 @@ register_domain(SynthDomain("code.synth_tree-v1", "tree_stat", {
              "many downward paths (starting at any node, going only from parents to children, at "
              "least one node) have values summing to target.", _TARGET,
              lambda r, c: [_tree(r, 5), r.randint(-2, 8)], bug=("counts = {0: 1}", "counts = {}")),
-}))
+},
+    description="Write recursive functions over binary trees given as nested lists.\n\n" + __doc__))

@@ -76,7 +76,8 @@ register_domain(SynthDomain("code.synth_dedupe-v1", "dedupe", {
              "case-insensitively, keeping the first spelling seen, in order. Lists have up to "
              "60,000 words.", _DEDUPE_CASE, lambda r, c: [_mixed_words(r, r.randint(0, 8))],
              big=_big_words, bug=("k = w.lower()", "k = w")),
-}, driver=digest_driver("dedupe"), big_note=BIG))
+}, driver=digest_driver("dedupe"), big_note=BIG,
+    description="Write a stable de-duplication function (linear time at level 3).\n\n" + __doc__))
 
 _PAIRS = """def pair_sum(xs, t):
     count = {}
@@ -114,7 +115,8 @@ register_domain(SynthDomain("code.synth_pair_sum-v1", "pair_sum", {
              "Lists have up to 20,000 elements.", _PAIRS, _pairs_small,
              big=lambda r, c: [lcg_ints(r, 20_000, -3000, 3000), r.randint(-100, 100)],
              bug=("pairs += count.get(t - x, 0)", "pairs += count.get(x - t, 0)")),
-}, big_note=BIG))
+}, big_note=BIG,
+    description="Write a function counting pairs that sum to a target (sub-quadratic at level 3).\n\n" + __doc__))
 
 _WIN_SUM = """def window_stat(xs, k):
     if k < 1 or k > len(xs):
@@ -185,7 +187,8 @@ register_domain(SynthDomain("code.synth_window-v1", "window_stat", {
              "100,000 elements and k up to 10,000.", _WIN_SPREAD, _win(-50, 50),
              big=lambda r, c: [lcg_ints(r, 100_000, -10**6, 10**6), 10_000],
              bug=("if i >= k - 1:", "if i >= k:")),
-}, driver=raises_driver("window_stat"), big_note=BIG))
+}, driver=raises_driver("window_stat"), big_note=BIG,
+    description="Write sliding-window statistics with input validation.\n\n" + __doc__))
 
 _FLAT_FULL = """def flatten(xs):
     out = []
@@ -234,4 +237,5 @@ register_domain(SynthDomain("code.synth_flatten-v1", "flatten", {
              "kept whole.", _FLAT_DEPTH,
              lambda r, c: [_nested(r, 4, ("ab", {"k": [1]}, "")), r.choice([-1, -1, 0, 1, 2])],
              bug=("depth != 0", "depth > 0")),
-}))
+},
+    description="Write a function flattening nested lists (to a depth, atoms kept whole).\n\n" + __doc__))

@@ -66,7 +66,8 @@ register_domain(SynthDomain("code.synth_primes-v1", "primes_stat", {
     3: Level("primes_stat(n) returns how many primes are <= n; n goes up to 2,000,000.", _SIEVE,
              lambda r, c: [r.randint(-1, 300)], big=lambda r, c: [r.randint(1_900_000, 2_000_000)],
              bug=("int(n ** 0.5) + 1", "int(n ** 0.5)")),
-}, big_note=BIG))
+}, big_note=BIG,
+    description="Write prime functions: listing, factorising, counting with a sieve.\n\n" + __doc__))
 
 _TO_ROMAN = """def roman(x):
     if not 1 <= x <= 3999:
@@ -127,7 +128,8 @@ register_domain(SynthDomain("code.synth_roman-v1", "roman", {
              "unless s is exactly the canonical numeral of a number in 1..3999 (so \"IIII\", "
              "\"VX\", \"IC\", \"MMMM\" and \"\" are rejected).", _FROM_ROMAN, _roman_in,
              bug=("    if canon != s:\n        raise ValueError(\"not canonical\")\n", "")),
-}, driver=raises_driver("roman")))
+}, driver=raises_driver("roman"),
+    description="Write Roman numeral conversion both ways, rejecting bad input.\n\n" + __doc__))
 
 _POP = """def bits(n):
     return bin(n).count("1")
@@ -163,7 +165,8 @@ register_domain(SynthDomain("code.synth_bits-v1", "bits", {
              lambda r, c: [r.getrandbits(r.randint(1, 20)) | 1 if r.random() < 0.5 else r.randint(1, 5000)],
              big=lambda r, c: [((1 << r.randint(15, 25)) - 1) << r.randint(30, 33)],
              bug=("    return (((ripple", "    if n % 4 == 0:\n        return ripple\n    return (((ripple")),
-}, big_note=BIG))
+}, big_note=BIG,
+    description="Write bit-manipulation functions (popcount, bit reversal, next same-popcount).\n\n" + __doc__))
 
 _CIVIL = """def days_from_civil(y, m, d):
     y -= m <= 2
@@ -215,7 +218,8 @@ register_domain(SynthDomain("code.synth_dates-v1", "date_calc", {
              _CIVIL + _INVERSE + "\n\ndef date_calc(s, n):\n    return civil(parse(s) + n)\n",
              lambda r, c: [_date(r), r.choice([1, -1, 59, 366, -365]) if r.random() < 0.3 else r.randint(-10**6, 10**6)],
              bug=("m = mp + 3 if mp < 10 else mp - 9", "m = mp + 3 if mp < 9 else mp - 9")),
-}))
+},
+    description="Write calendar arithmetic without date libraries.\n\n" + __doc__))
 
 _T = """def mat(m):
     return [list(row) for row in zip(*m)]
@@ -270,4 +274,5 @@ register_domain(SynthDomain("code.synth_matrix-v1", "mat", {
              _POW, lambda r, c: (lambda n: [_m(r, n, n, 0, 9), r.randint(0, 40), r.randint(2, 97)])(r.randint(1, 3)),
              big=lambda r, c: [_m(r, 3, 3, 0, 9), r.randint(10**11, 10**12), 1_000_007],
              bug=("if k & 1:", "if k & 1 and k > 1:")),
-}, driver=raises_driver("mat"), big_note=BIG))
+}, driver=raises_driver("mat"), big_note=BIG,
+    description="Write matrix functions: transpose, product, fast modular power.\n\n" + __doc__))

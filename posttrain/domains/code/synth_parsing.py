@@ -129,7 +129,8 @@ register_domain(SynthDomain("code.synth_arith-v1", "calc", {
              "operand, two numbers in a row, any other character). Do not use eval.",
              _CALC, _calc_gen("+-*", True, 0.35),
              bug=("        if tok == \"-\":\n            return -factor()\n", "")),
-}, driver=raises_driver("calc")))
+}, driver=raises_driver("calc"),
+    description="Write an integer expression evaluator (precedence, parentheses) without eval.\n\n" + __doc__))
 
 _CSV_PLAIN = '''def split_csv(line):
     return [field.strip() for field in line.split(",")]
@@ -196,7 +197,8 @@ register_domain(SynthDomain("code.synth_csv-v1", "split_csv", {
              "unterminated quoted field or on characters between a closing quote and the next "
              "comma.", _CSV, _csv_gen(True, True),
              bug=("                        buf.append('\"')\n", "")),
-}, driver=raises_driver("split_csv")))
+}, driver=raises_driver("split_csv"),
+    description="Write a CSV line splitter with quoting rules and errors.\n\n" + __doc__))
 
 _VER_BASIC = '''def compare_versions(a, b):
     x = [int(p) for p in a.split(".")]
@@ -282,7 +284,8 @@ register_domain(SynthDomain("code.synth_semver-v1", "compare_versions", {
              "raises ValueError for an invalid version (not exactly three numeric parts, an empty "
              "pre-release identifier, other characters).", _SEMVER, _semver_gen,
              bug=("cmp(len(rb), len(ra)) if", "cmp(len(ra), len(rb)) if")),
-}, driver=raises_driver("compare_versions")))
+}, driver=raises_driver("compare_versions"),
+    description="Write a version comparison function (numeric parts, SemVer precedence).\n\n" + __doc__))
 
 _DURATION = '''import re
 
@@ -335,7 +338,8 @@ register_domain(SynthDomain("code.synth_duration-v1", "parse_duration", {
              "empty text, repeated or unknown units, numbers without a unit or a bare dot.",
              _DURATION, _dur_gen("w,d,h,m,s,ms", True, 0.3, True),
              bug=("return -total if m.group(1) else total", "return total")),
-}, driver=raises_driver("parse_duration")))
+}, driver=raises_driver("parse_duration"),
+    description="Write a duration parser (units, decimals, errors) returning seconds.\n\n" + __doc__))
 
 _INI_FLAT = '''def parse_ini(text):
     out = {}
@@ -400,4 +404,5 @@ register_domain(SynthDomain("code.synth_ini-v1", "parse_ini", {
              "section or \"default\"; blank lines and lines starting with # or ; are ignored; it "
              "raises ValueError on any other line and on an empty key.", _INI, _ini_gen(True, True),
              bug=("key = key.strip().lower()", "key = key.strip()")),
-}, driver=raises_driver("parse_ini")))
+}, driver=raises_driver("parse_ini"),
+    description="Write an INI parser (sections, comments, errors).\n\n" + __doc__))

@@ -102,7 +102,8 @@ register_domain(SynthDomain("code.synth_min_stack-v1", "MinStack", {
              bug=("        self.mins.pop()\n", "")),
 }, kind="class", methods=("push", "pop", "top", "min", "size"),
     driver=class_driver("MinStack", ("push", "pop", "top", "min", "size"), ("IndexError",)),
-    big_note=BIG))
+    big_note=BIG,
+    description="Write a stack class with O(1) minimum and errors on empty.\n\n" + __doc__))
 
 _ACCOUNT = """class Account:
     def __init__(self, initial, overdraft=0):
@@ -176,7 +177,8 @@ register_domain(SynthDomain("code.synth_account-v1", "Account", {
              _account_ops(True, True), consts=lambda r: {"fee": r.randint(1, 5)},
              bug=("self.log.append([\"withdraw\", x + fee])", "self.log.append([\"withdraw\", x])")),
 }, kind="class", methods=("deposit", "withdraw", "balance", "history", "undo"),
-    driver=class_driver("Account", ("deposit", "withdraw", "balance", "history", "undo"), ("ValueError",))))
+    driver=class_driver("Account", ("deposit", "withdraw", "balance", "history", "undo"), ("ValueError",)),
+    description="Write a bank account class enforcing rules (limits, fees, errors).\n\n" + __doc__))
 
 _FIXED = """class RateLimiter:
     def __init__(self, limit, window, clock):
@@ -262,7 +264,8 @@ register_domain(SynthDomain("code.synth_rate_limiter-v1", "RateLimiter", {
              "when one is).", _BUCKET, _limiter_ops("ab", True),
              bug=("ok = tokens >= 1", "ok = tokens > 0")),
 }, kind="class", methods=("allow", "wait_time"), clock=True,
-    driver=class_driver("RateLimiter", ("allow", "wait_time"), clock=True)))
+    driver=class_driver("RateLimiter", ("allow", "wait_time"), clock=True),
+    description="Write a rate limiter class over an injected clock.\n\n" + __doc__))
 
 _FSM = """TABLE = <<table>>
 OUT = <<out>>
@@ -321,4 +324,5 @@ register_domain(SynthDomain("code.synth_fsm-v1", "run_machine", {
              "transition from the current state.", _FSM, _events,
              consts=_fsm_consts(5, "abc", 0.2, True, "[said, state in ACCEPT]"),
              bug=("said += OUT.get(state + \",\" + e, \"\")", "said += OUT.get(nxt + \",\" + e, \"\")")),
-}, driver=raises_driver("run_machine")))
+}, driver=raises_driver("run_machine"),
+    description="Write a finite-state machine runner over a given transition table.\n\n" + __doc__))

@@ -47,7 +47,10 @@ def _draw_repl(rng: random.Random, difficulty: int) -> Draft:
     return _draw(rng, difficulty, repl=True)
 
 
-FnSynthesis = register_domain(SingleTurnDomain("code.fn_synthesis-v1", _draw, code_check, program_exploits,
-                                               reference=answer_reference, description=__doc__,
-                                               env_kind="sandbox"))
-FnSynthesisRepl = register_domain(ReplDomain("code.fn_synthesis_repl-v1", _draw_repl, description=__doc__))
+FnSynthesis = register_domain(SingleTurnDomain(
+    "code.fn_synthesis-v1", _draw, code_check, program_exploits, reference=answer_reference,
+    description="Write a Python function from a specification and examples, in one reply.\n\n" + __doc__,
+    env_kind="sandbox"))
+FnSynthesisRepl = register_domain(ReplDomain(
+    "code.fn_synthesis_repl-v1", _draw_repl,
+    description="Write a Python function in a sandbox: edit, run the public tests, resubmit.\n\n" + __doc__))
