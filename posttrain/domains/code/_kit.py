@@ -89,10 +89,6 @@ def answer_reference(task: Task) -> str:
     return format_answer(task.hidden["reference"])
 
 
-def examples(task: Task) -> str:
-    return examples_text(task.public["function"], task.public["examples"])
-
-
 # --------------------------------------------------------------------- multi-turn variant
 @dataclass(frozen=True)
 class CommandTool:
