@@ -34,12 +34,12 @@ RECORD_KEYS = ("family", "summary", "env_kind", "difficulties", "tier", "vision"
 MODEL_NOTE = ("the quickstart's tiny model (posttrain.models.tiny: 1.81M parameters, character "
               "tokenizer, 256 positions) after `posttrain quickstart` (seed 0: SFT cold start, then "
               "RL on math.add, math.compare, text_data.reverse and algorithms.sort at level 1; "
-              "held-out 0.309 -> 0.512). The built-in foundation of issue 12 does not exist yet; "
-              "its figures replace these when it does (`posttrain domains catalogue --model DIR "
-              "--remeasure all`). Most prompts do not fit this model's 256 positions (`ctx`), and it "
-              "reads no images (visual domains: `-`, counted as errors), so outside the domains it "
-              "was trained on its figures are mostly 0: they show where a small model starts, not "
-              "how hard the levels are for a capable one.")
+              "held-out 0.309 -> 0.460; this build, 2026-12-03). The built-in foundation of issue "
+              "12 does not exist yet; its figures replace these when it does (`posttrain domains "
+              "catalogue --model DIR --remeasure all`). Most prompts do not fit this model's 256 "
+              "positions (`ctx`), and it reads no images (visual domains: `-`, counted as errors), "
+              "so outside the domains it was trained on its figures are mostly 0: they show where a "
+              "small model starts, not how hard the levels are for a capable one.")
 
 
 def records() -> dict[str, dict[str, Any]]:
