@@ -49,3 +49,21 @@ def test_a_draw_that_builds_a_task_for_another_id_is_refused():
         bad.generate(random.Random(0), 1)
     good = SingleTurnDomain(ID, lambda rng, d: make_task(ID, d, "x", answer="1"), exact_check)
     assert good.generate(random.Random(0), 1).hidden["answer"] == "1"
+
+
+def test_the_docs_sandbox_example_is_a_domain_that_passes_the_checker():
+    """docs/domains.md's TreeDomain example, as written there, in a real sandbox."""
+    from posttrain.sandbox import isolated_available
+
+    if not isolated_available()[0]:
+        pytest.skip("needs bubblewrap")
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "domains.md").read_text()
+    code = next(b for b in re.findall(r"```python\n(.*?)```", doc, re.S) if "TreeDomain(" in b)
+    scope = {"register_domain": lambda d: d}
+    exec("from posttrain.domains.terminal._kit import TreeDomain, shell, tree_task\n" + code, scope)
+    dom = scope["DOMAIN"]
+    report = check_domain(dom, seeds=(0, 1), difficulties=(1, 3))
+    assert report.ok, report.failures
