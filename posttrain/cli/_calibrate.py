@@ -16,8 +16,12 @@ so multi-turn domains too), the verifier's component names, the hidden keys and 
 own probe names. :func:`difficulty_flags` (re-exported) flags levels that are not monotone or
 a saturated level 1.
 
-What it does not do: run a model on multi-turn domains (tool or sandbox episodes need the
-agent loop; they are listed as skipped), or confidence intervals (see :mod:`posttrain.eval`).
+Multi-turn domains (tool and sandbox episodes, the real tier included) are played through
+the same engine under ``limits`` (the episode budgets; default :class:`EpisodeLimits`), with
+``max_new_tokens`` per turn; a sample passes when its episode's reward is 1.0. A text model on
+a visual domain fails each episode with an inference error: those count in ``errors``.
+
+What it does not do: confidence intervals (see :mod:`posttrain.eval`).
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ PASS = 1.0 - 1e-9
 
 def calibrate(backend: Any, domain_ids: Sequence[str], *, n_tasks: int = 16, samples: int = 1,
               temperature: float = 0.0, max_new_tokens: int = 32, seed: int = 0,
-              difficulties: Sequence[int] | None = None, batch_tasks: int = 64) -> dict[str, Any]:
+              difficulties: Sequence[int] | None = None, batch_tasks: int = 64,
+              limits: Any = None) -> dict[str, Any]:
     """Pass rates of ``backend`` on every (domain, difficulty) cell; see the module docstring."""
     from posttrain.rollout import run_groups
 
@@ -49,9 +54,6 @@ def calibrate(backend: Any, domain_ids: Sequence[str], *, n_tasks: int = 16, sam
     cells: dict[str, dict[str, Any]] = {}
     for did in domain_ids:
         dom = get_domain(did)
-        if getattr(dom, "env_kind", "single_turn") != "single_turn":
-            cells[dom.id] = {"skipped": f"env_kind {dom.env_kind!r}: calibrate runs single-turn domains"}
-            continue
         levels = [d for d in dom.difficulties if difficulties is None or d in difficulties]
         cells[dom.id] = {}
         for d in levels:
@@ -59,7 +61,7 @@ def calibrate(backend: Any, domain_ids: Sequence[str], *, n_tasks: int = 16, sam
             fit = [t for t in tasks if _fits(backend, t, max_new_tokens)]
             groups = []
             for k in range(0, len(fit), batch_tasks):
-                groups += run_groups(backend, fit[k:k + batch_tasks], params)
+                groups += run_groups(backend, fit[k:k + batch_tasks], params, limits=limits)
             cells[dom.id][str(d)] = {**_cell_stats(groups), "too_long": len(tasks) - len(fit)}
     flags = {did: f for did, c in cells.items() if "skipped" not in c and (f := difficulty_flags(c))}
     return {"policy_version": int(getattr(backend, "policy_version", 0)),

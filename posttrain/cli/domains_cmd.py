@@ -234,7 +234,7 @@ def calibrate_cmd(
     model: Path = typer.Option(..., "--model", help="Local Hugging Face model folder."),
     out: Path = typer.Option(..., "--out", help="Folder for calibration.json and .png."),
     domains: Optional[List[str]] = typer.Option(None, "--domains",
-                                                help="Domain ids (repeat or comma-separate; default: all single-turn)."),
+                                                help="Domain ids (repeat or comma-separate; default: every light-tier domain)."),
     n: int = typer.Option(16, "--n", help="Tasks per (domain, difficulty) cell."),
     samples: int = typer.Option(1, "--samples", help="Completions per task."),
     temperature: float = typer.Option(0.0, "--temperature", help="0 = greedy."),
@@ -249,8 +249,10 @@ def calibrate_cmd(
     with _quiet_stdout(as_json):
         load_builtin_domains()
         wanted = [d.strip() for item in (domains or []) for d in item.split(",") if d.strip()]
+        # the real tier (a CAD kernel, PDFs, repositories: seconds to minutes an episode) only
+        # when named
         ids = _resolve(wanted) if wanted else [
-            i for i in DOMAINS.ids() if getattr(DOMAINS.get(i), "env_kind", "") == "single_turn"]
+            i for i in DOMAINS.ids() if getattr(DOMAINS.get(i), "tier", "light") == "light"]
         try:
             from posttrain.models.loading import load_model, policy_backend
 

@@ -56,3 +56,24 @@ def test_calibrate_cli_bad_model_path(tmp_path):
     r = CliRunner().invoke(app, ["domains", "calibrate", "--model", str(tmp_path / "none"),
                                  "--out", str(tmp_path / "o"), "--domains", "math.add-v1"])
     assert r.exit_code == 2 and "not a folder" in r.output
+
+
+def test_calibrate_plays_multi_turn_domains_through_the_engine():
+    """A tool and a sandbox domain: the reference policy passes every episode (so the turns
+    really ran: one action would not), a policy that answers at once passes none."""
+    from posttrain.domains import get_domain, sample_task
+    from posttrain.eval.select import reference_script, wrong_script
+    from posttrain.rollout.scripted import ScriptedPolicy
+
+    ids = ["tools.fx_cross-v1", "terminal.line_endings-v1"]
+    tasks = [sample_task(get_domain(i), 1_000_000 + k, d) for i in ids for k in range(2) for d in (1, 3)]
+    good = calibrate(ScriptedPolicy(tasks, reference_script), ids, n_tasks=2, difficulties=[1, 3],
+                     seed=1_000_000)
+    bad = calibrate(ScriptedPolicy(tasks, wrong_script), ids, n_tasks=2, difficulties=[1, 3],
+                    seed=1_000_000)
+    for i in ids:
+        assert len(tasks[0].prompt) and all(len(get_domain(i).reference_actions(t)) >= 2
+                                            for t in tasks if t.domain == i)
+        for d in ("1", "3"):
+            assert good["domains"][i][d]["pass_rate"] == 1.0 and good["domains"][i][d]["n_samples"] == 2
+            assert bad["domains"][i][d]["pass_rate"] == 0.0 and bad["domains"][i][d]["errors"] == 0
