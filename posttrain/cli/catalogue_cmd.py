@@ -158,8 +158,10 @@ def render(doc: dict[str, Any]) -> str:
         f"{p.get('reference', {}).get('seed', '?')}.",
         f"- **model** ({n_model} domains measured): {doc.get('model_note', MODEL_NOTE)} Greedy, "
         f"{p.get('model', {}).get('n_tasks', '?')} tasks per level, at most "
-        f"{p.get('model', {}).get('max_new_tokens', '?')} new tokens; single-turn domains only; "
-        "`ctx` = no prompt of that level fits the model's context.",
+        f"{p.get('model', {}).get('max_new_tokens', '?')} new tokens (a turn's, in multi-turn "
+        "episodes under the default budgets); `ctx` = no prompt of that level fits the model's "
+        "context; `n/a (multi-turn)` = not measured (the real tier, or figures from before "
+        "`domains calibrate` ran multi-turn domains).",
         "- **flags**: a harder level passed more often than an easier one (beyond two standard "
         "errors), or level 1 passed at least 90 % of the time (`posttrain domains calibrate` "
         "shows the same flags for any model); `reference below 1.0`: the domain's own solver "
