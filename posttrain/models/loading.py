@@ -22,13 +22,14 @@ What it does not do: resolve hub ids, quantise, or place a model on several devi
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from posttrain.core.errors import ConfigError
+
+from .folders import is_vision_folder  # noqa: F401  (re-exported: callers ask loading)
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -45,15 +46,6 @@ def _check_folder(path: Path) -> None:
     if not has_tokenizer:
         raise ConfigError(f"model path {str(path)!r} has no tokenizer files "
                           "(tokenizer.json or tokenizer_config.json)")
-
-
-def is_vision_folder(path: str | Path) -> bool:
-    """True when the folder's ``config.json`` describes a vision-language model."""
-    cfg = Path(path).expanduser() / "config.json"
-    try:
-        return "vision_config" in json.loads(cfg.read_text())
-    except (OSError, ValueError):
-        return False
 
 
 def processor_of(model: Any) -> Any | None:

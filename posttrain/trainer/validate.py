@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from posttrain.core.config import EpisodeConfig, RunConfig, format_validation_error
 from posttrain.core.errors import ConfigError, RegistryError
-from posttrain.models.loading import is_vision_folder
+from posttrain.models.folders import is_vision_folder
 from posttrain.rollout import ContextConfig, EpisodeLimits
 from posttrain.trainer.algorithms import ALGORITHMS, check_correction, get_algorithm
 

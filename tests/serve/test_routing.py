@@ -102,7 +102,9 @@ def test_cli_serves_a_folder_on_loopback(folders, local):
         assert _ask(url)[:2] == ("tiny", _greedy(local, "v2"))
     finally:
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=30) == 0
+        # a liveness bound, not a speed target: a loaded 2-core CI machine once took > 30 s
+        # to stop (10 s server join, engine close, interpreter teardown); a hang never ends
+        assert proc.wait(timeout=120) == 0
 
 
 def test_a_promoted_version_that_cannot_load_is_503_and_rollback_recovers(registry, folders, tmp_path):
