@@ -91,9 +91,12 @@ def test_cli_refuses_bad_options_before_loading(folders):
 
 def test_cli_serves_a_folder_on_loopback(folders, local):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+    # Ctrl-C must reach the server even when this test runs in a background job (a
+    # non-interactive shell starts those with SIGINT ignored, and the child would inherit it)
     proc = subprocess.Popen([sys.executable, "-m", "posttrain", "serve", folders["v2"], "--name", "tiny",
                              "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True, env=env)
+                            text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         line = proc.stdout.readline()
         match = re.match(r"posttrain serve: (http://127\.0\.0\.1:\d+)/v1 default=tiny ", line)
@@ -102,9 +105,7 @@ def test_cli_serves_a_folder_on_loopback(folders, local):
         assert _ask(url)[:2] == ("tiny", _greedy(local, "v2"))
     finally:
         proc.send_signal(signal.SIGINT)
-        # a liveness bound, not a speed target: a loaded 2-core CI machine once took > 30 s
-        # to stop (10 s server join, engine close, interpreter teardown); a hang never ends
-        assert proc.wait(timeout=120) == 0
+        assert proc.wait(timeout=30) == 0
 
 
 def test_a_promoted_version_that_cannot_load_is_503_and_rollback_recovers(registry, folders, tmp_path):
