@@ -49,3 +49,16 @@ def test_partial_progress_is_continuous():
     cmd = " && ".join(f"chmod {p['mode']} '{p['path']}'" for p in half)
     s = run_episode(dom, task, [format_call("shell", {"command": cmd}), format_answer("done")])
     assert s.value == pytest.approx(len(half) / len(modes))
+
+
+def test_extract_v2_always_asks_for_a_line_and_v1_is_kept_as_it_was():
+    v1, v2 = get_domain("terminal.extract-v1"), get_domain("terminal.extract-v2")
+    # v1 level 2 seed 7: no ERROR line in the date range, an empty report its predicates
+    # cannot score 1.0; v1 stays loadable and unchanged (its tasks are what they were)
+    old = sample_task(v1, 7, 2)
+    assert old.hidden["lines"] == [] and run_episode(v1, old, v1.reference_actions(old)).value < 1.0
+    for seed in (7, 9, 16, 20):  # every v1 seed of 0-29 whose reference failed
+        task = sample_task(v2, seed, 2)
+        assert task.hidden["lines"], seed
+        assert run_episode(v2, task, v2.reference_actions(task)).value == 1.0, seed
+    assert sample_task(v2, 3, 1).domain == "terminal.extract-v2"
