@@ -67,6 +67,8 @@ def _extract_task(domain_id: str, rng: random.Random, difficulty: int, need_matc
     lines = [f"{s} {counts[s]}" for s in order]
     log = "".join(f"{d} {lv} {s} {m}\n" for d, lv, s, m in rows)
     ask = f"Count the {' or '.join(levels)} lines of data/app.log per service"
+    if need_match:  # v2 says the log's size: the prompt tells its tasks apart (v1's level-1
+        ask += f" (the log has {len(rows)} lines)"  # prompts were all the same text)
     if difficulty >= 2:
         ask += f", only for dates 2024-03-{lo:02d} to 2024-03-{hi:02d} inclusive"
     ask += (". Write report.txt with one line 'SERVICE COUNT' per service that has any, sorted "
