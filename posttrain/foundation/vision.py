@@ -69,6 +69,10 @@ class VisionTraining(_Strict):
     min_lr_ratio: float = Field(0.1, ge=0, le=1)
     weight_decay: float = Field(0.0, ge=0)
     threads: int = Field(1, ge=1)
+    vision_lr_scale: float = Field(
+        1.0, ge=0, le=1, description="the vision tower's learning rate as a share of lr; 0 keeps "
+        "it at its random initialisation (trained from scratch together with the decoder it "
+        "collapses to the global colour and ink features: spatial questions stay at chance)")
 
 
 class VisionRecipe(_Strict):
@@ -146,7 +150,15 @@ def pretrain_vision(recipe: VisionRecipe, model: Any, processor: Any,
         raise ConfigError(f"training.steps x training.batch_size must stay below {HELDOUT_SEED} "
                           "(the held-out pictures' seeds)")
     rng = random.Random(recipe.seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=t.lr, weight_decay=t.weight_decay)
+    tower = [p for n, p in model.named_parameters() if "vision_tower" in n.split(".")]
+    if t.vision_lr_scale == 0:
+        for p in tower:
+            p.requires_grad_(False)
+    ids_tower = {id(p) for p in tower}
+    groups = [{"params": [p for p in model.parameters() if id(p) not in ids_tower], "scale": 1.0}]
+    if t.vision_lr_scale > 0:
+        groups.append({"params": tower, "scale": t.vision_lr_scale})
+    opt = torch.optim.AdamW(groups, lr=t.lr, weight_decay=t.weight_decay)
     pad = processor.tokenizer.pad_token_id
     model.train()
     losses: list[float] = []
@@ -165,7 +177,7 @@ def pretrain_vision(recipe: VisionRecipe, model: Any, processor: Any,
         lp = torch.log_softmax(logits[:, :-1].float(), -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
         loss = -(lp * target[:, 1:]).sum() / target[:, 1:].sum()
         for g in opt.param_groups:
-            g["lr"] = _lr(step, t)
+            g["lr"] = _lr(step, t) * g["scale"]
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -223,6 +235,11 @@ def build_vision_foundation(recipe: VisionRecipe, out: str | Path, *, registry: 
     evals = heldout_accuracy(recipe, model, processor)
     say(f"held-out accuracy {evals['heldout_mean']:.3f} (majority baseline "
         f"{evals['baseline_mean']:.3f}, before pre-training {before:.3f})")
+    if recipe.training.vision_lr_scale == 0:  # load_vlm keeps it fixed in SFT and RL too
+        from posttrain.inference.vlm import FROZEN_ATTR
+
+        setattr(model.config, FROZEN_ATTR, [n for n, _ in model.named_modules()
+                                            if n.endswith("vision_tower")])
     model.save_pretrained(out)
     processor.save_pretrained(out)
     (out / RECIPE_JSON).write_text(recipe.model_dump_json(indent=2))

@@ -67,8 +67,28 @@ def attach_processor(model: Any, processor: Any) -> Any:
     return model
 
 
+FROZEN_ATTR = "posttrain_frozen_modules"  # config.json: submodules its builder kept fixed
+
+
+def freeze_declared(model: Any) -> list[str]:
+    """Turn off gradients of the submodules ``config.posttrain_frozen_modules`` names (its
+    builder kept them fixed and the rest learned around them: the built-in chart VLM's
+    random vision tower, whose features its decoder reads at a fine scale that a few
+    optimizer steps on the tower would wash out); returns the names."""
+    names = list(getattr(model.config, FROZEN_ATTR, None) or [])
+    for name in names:
+        try:
+            module = model.get_submodule(name)
+        except AttributeError as exc:
+            raise ConfigError(f"{FROZEN_ATTR} names {name!r}, which the model does not have") from exc
+        for p in module.parameters():
+            p.requires_grad_(False)
+    return names
+
+
 def load_vlm(path: str | Path, dtype: str = "float32") -> tuple[Any, Any]:
-    """``(model, processor)`` from a local VLM folder, the processor bound to the model."""
+    """``(model, processor)`` from a local VLM folder, the processor bound to the model;
+    the submodules its config declares frozen (:func:`freeze_declared`) get no gradients."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     folder = Path(path).expanduser()
@@ -83,6 +103,7 @@ def load_vlm(path: str | Path, dtype: str = "float32") -> tuple[Any, Any]:
     except (OSError, ValueError, KeyError) as exc:
         raise ConfigError(f"could not load a vision-language model from {str(folder)!r}: {exc}") from exc
     model.eval()
+    freeze_declared(model)
     return attach_processor(model, processor), processor
 
 

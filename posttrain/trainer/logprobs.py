@@ -35,8 +35,10 @@ def forward_logits(model: Any, batch: Any) -> torch.Tensor:
     sampler saw (:func:`posttrain.inference.vlm.vision_forward_kwargs`) and no explicit
     positions: a VLM derives them itself (multimodal RoPE), right padding keeps them equal.
     A vision-language model's image placeholder tokens are suppressed, as its sampler does."""
+    from posttrain.models.loading import processor_of
+
     images = getattr(batch, "images", None)
-    if getattr(model, "posttrain_processor", None) is None and not (images and any(images)):
+    if processor_of(model) is None and not (images and any(images)):
         return model(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                      position_ids=batch.position_ids, use_cache=False).logits
     from posttrain.inference.vlm import placeholder_ids, suppress_placeholders, vision_forward_kwargs

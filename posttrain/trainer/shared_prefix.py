@@ -41,6 +41,7 @@ from typing import Any
 import torch
 
 from posttrain.inference.windows import layer_windows, window_masks
+from posttrain.models.loading import processor_of
 
 from .logprobs import DEFAULT_CHUNK_ELEMS, token_logprobs_and_entropy
 
@@ -183,7 +184,7 @@ def policy_logprobs(model: Any, batch: Any, temperature: float = 1.0, *, share: 
     """
     plan = None
     images = getattr(batch, "images", None)  # pixel inputs go with whole rows: never packed
-    vlm = getattr(model, "posttrain_processor", None) is not None  # its forward_logits suppresses
+    vlm = processor_of(model) is not None  # its forward_logits suppresses placeholders
     if (share and not vlm and not (images and any(images))
             and getattr(model.config, "_attn_implementation", None) in MASKED_ATTENTION
             and layer_windows(model.config) is not None):  # None: attention kinds with no mask here

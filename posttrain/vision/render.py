@@ -1,7 +1,8 @@
 """Procedural pictures with a question and its answer: the vision foundation's pre-training data.
 
 What it is: :func:`example` draws one picture of a given ``kind`` from a seed — shapes,
-colours, dot counts, bar charts, line charts and machined-plate silhouettes ("parts") — and
+colours, dot counts, bar charts, line charts, machined-plate silhouettes ("parts") and
+business charts in the finance domains' layout (:mod:`.render_charts`) — and
 returns the base64 PNG, a question and the answer, formatted as ``<answer>X</answer>`` like
 posttrain's visual domains ask. Everything is drawn with PIL at ``size`` pixels (fast:
 thousands per second), so a build needs no fonts and no display.
@@ -24,11 +25,14 @@ from dataclasses import dataclass
 
 from PIL import Image, ImageDraw
 
+from posttrain.vision.render_charts import KINDS as CHART_KINDS, chart_question
+
 COLOURS = {"red": (220, 40, 40), "green": (40, 170, 60), "blue": (40, 80, 220),
            "black": (20, 20, 20), "orange": (240, 140, 20)}
 SHAPES = ("circle", "square", "triangle")
 BARS = "ABCD"
-KINDS = ("shape", "colour", "count", "tallest_bar", "trend", "holes")
+KINDS = ("shape", "colour", "count", "tallest_bar", "trend", "holes") + CHART_KINDS
+
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,7 @@ def example(kind: str, seed: int, size: int = 48) -> Example:
     draw = {"shape": lambda: _shape_or_colour("shape", rng, size),
             "colour": lambda: _shape_or_colour("colour", rng, size),
             "count": lambda: _count(rng, size), "tallest_bar": lambda: _bars(rng, size),
-            "trend": lambda: _trend(rng, size), "holes": lambda: _holes(rng, size)}[kind]
+            "trend": lambda: _trend(rng, size), "holes": lambda: _holes(rng, size),
+            **{k: lambda: chart_question(kind, rng) for k in CHART_KINDS}}[kind]
     im, question, answer = draw()
     return Example(kind, _png(im), question, f"<answer>{answer}</answer>")

@@ -132,12 +132,14 @@ def test_text_does_not_leak_what_the_image_shows(did):
             asked = text
             for period in hid.get("chart", {}).get("periods", ()):  # a question names periods
                 asked = asked.replace(period, "")
-            if "answer" in hid:
+            if "choice" in hid and not hid["choice"].isdigit():  # every option is named alike
+                assert "higher or lower" in text
+            elif "answer" in hid and "choice" not in hid:
                 assert str(hid["answer"]) not in text and str(hid["answer"]) not in public
             if "chart" in hid:  # no plotted value, no asked period, no answer number in the text
                 plotted = {float(v) for _, vals in hid["chart"]["series"] for v in vals}
                 assert not plotted & _numbers(asked)
-                for v in hid["expected"].values():
+                for v in hid.get("expected", {}).values():
                     if isinstance(v, str):
                         assert v not in text
                     else:
@@ -153,6 +155,31 @@ def test_text_does_not_leak_what_the_image_shows(did):
                 assert "at most" not in text.lower()
             if "accept" in hid:  # the command's operands are on the screen only
                 assert not any(acc[-1] in text.split() for acc in hid["accept"])
+
+
+@pytest.mark.parametrize("did", ["finance.chart_direction-v1", "finance.chart_high_point-v1"])
+def test_chart_shape_answers_follow_the_plotted_series_and_beat_no_prior(did):
+    """The answer is what the plotted series shows, with no answer favoured by the generator
+    (a policy that always says "higher" or "1" scores chance, not more), and the reply is
+    read leniently (tags, case, a full stop) but a hedge scores 0."""
+    dom = DOMAINS.get(did)
+    counts: dict[str, int] = {}
+    for level in (1, 2, 3):
+        for seed in range(40):
+            task = sample_task(dom, seed, level)
+            chart, want = task.hidden["chart"], task.hidden["choice"]
+            series = dict((n, v) for n, v in chart["series"])
+            asked = [n for n in series if f"the {n} series" in _prompt_text(task)] or ["Total"]
+            vals = series[asked[0]]
+            if did.endswith("direction-v1"):
+                assert want == ("higher" if vals[-1] > vals[0] else "lower")
+            else:
+                assert want == str(vals.index(max(vals)) + 1) and vals.count(max(vals)) == 1
+            counts[want] = counts.get(want, 0) + 1
+            assert dom.score(task, f"{want.capitalize()}.").value == 1.0
+            assert dom.score(task, f"<answer>{want}</answer><answer>{want}x</answer>").value == 0.0
+    top = max(counts.values()) / sum(counts.values())
+    assert top <= (0.6 if did.endswith("direction-v1") else 0.25), counts
 
 
 def test_chart_answers_are_field_level_with_reading_tolerance():

@@ -39,8 +39,38 @@ def test_pictures_are_deterministic_and_answerable():
         a, b = example(kind, 7), example(kind, 7)
         assert a == b and a.answer.startswith("<answer>") and a.answer.endswith("</answer>")
         some = [example(kind, s) for s in range(30)]
-        # one question per kind, several answers: only the picture tells them apart
-        assert len({e.question for e in some}) == 1 and len({e.answer for e in some}) >= 2
+        assert len({e.answer for e in some}) >= 2
+        if kind.startswith(("bar_", "line_")):  # phrasings vary; both directions are always named
+            assert len({e.question for e in some}) >= 10
+            assert all("higher or lower" in e.question for e in some if kind.endswith("_ends"))
+        else:  # one question per kind: only the picture tells the answers apart
+            assert len({e.question for e in some}) == 1
+
+
+@pytest.mark.parametrize("shape", ["bar", "line"])
+def test_chart_pictures_have_no_prior_to_exploit(shape):
+    ends = [example(f"{shape}_ends", s).answer for s in range(400)]
+    assert 0.42 < ends.count("<answer>higher</answer>") / len(ends) < 0.58
+    tops = [int(example(f"{shape}_top", s).answer[8:-9]) for s in range(400)]
+    # the peak's position is uniform (a random walk alone peaks at its ends far more often)
+    assert max(tops.count(i) for i in set(tops)) / len(tops) < (0.25 if shape == "bar" else 0.15)
+
+
+def test_a_frozen_vision_tower_stays_at_its_initialisation_and_frozen_when_loaded(tmp_path):
+    from posttrain.vision.tiny_vlm import build_tiny_vlm, TinyVLMConfig
+
+    over = ["training.vision_lr_scale=0", "data.kinds=[bar_ends]"]
+    recipe = load_vision_recipe(None, [x for x in SMALL if not x.startswith("data.kinds")] + over)
+    build_vision_foundation(recipe, tmp_path / "vlm", register=False)
+    built, _ = load_vlm(tmp_path / "vlm")
+    fresh, _ = build_tiny_vlm(TinyVLMConfig(**recipe.model.model_dump()), seed=recipe.seed)
+    pairs = [(n, p, dict(fresh.named_parameters())[n]) for n, p in built.named_parameters()]
+    assert all(torch.equal(p, q) for n, p, q in pairs if "vision_tower" in n)
+    assert not all(torch.equal(p, q) for n, p, q in pairs if "projector" in n)
+    # the folder declares it, so SFT and RL keep it fixed too; the rest still learns
+    assert all(not p.requires_grad for n, p, _ in pairs if "vision_tower" in n)
+    assert all(p.requires_grad for n, p, _ in pairs if "vision_tower" not in n)
+    assert json.loads((tmp_path / "vlm" / "config.json").read_text())["posttrain_frozen_modules"]
 
 
 def test_build_saves_a_loadable_vlm_and_registers_it(tmp_path):

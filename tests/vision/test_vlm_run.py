@@ -110,3 +110,30 @@ def test_every_in_process_loader_of_a_folder_samples_a_vlm_through_the_vlm_backe
     backends = [build_backend("hf", str(vlm_folder))[0], _backend(vlm_folder),
                 load_served("tiny-vlm", vlm_folder).backend]
     assert all(isinstance(b, VLMBackend) for b in backends)
+
+
+def test_rl_keeps_a_declared_frozen_vision_tower_fixed_and_trains_the_rest(tmp_path):
+    """The chart foundation declares its vision tower frozen (config.json); a run on a
+    chart-shape domain (SFT, then RL) leaves the tower bit-identical, changes the rest, and
+    the saved policy still declares it (so a second run keeps it fixed too)."""
+    from posttrain.foundation.vision import build_vision_foundation, load_vision_recipe
+
+    recipe = load_vision_recipe(None, ["training.steps=8", "training.batch_size=4",
+                                       "data.baseline_per_kind=8", "data.heldout_per_kind=2",
+                                       "data.kinds=[bar_ends]", "training.vision_lr_scale=0"])
+    build_vision_foundation(recipe, tmp_path / "vlm", register=False)
+    cfg = _cfg(tmp_path / "vlm", domains=[{"id": "finance.chart_direction-v1", "difficulties": [1]}],
+               rl__max_new_tokens=24, rl__group_size=4)
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False))
+    proc = subprocess.run([sys.executable, "-m", "posttrain", "train", str(path), "--out",
+                           str(tmp_path / "run")], capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    start, _ = load_model(tmp_path / "vlm")
+    after, _ = load_model(tmp_path / "run" / "model")
+    trained = dict(after.named_parameters())
+    tower = [n for n, _ in start.named_parameters() if "vision_tower" in n]
+    assert tower and all(torch.equal(p, trained[n]) for n, p in start.named_parameters() if n in tower)
+    assert any(not torch.equal(p, trained[n]) for n, p in start.named_parameters() if n not in tower)
+    assert all(not trained[n].requires_grad for n in tower)

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 from posttrain.domains._vision_kit import figure_png
 
+T = TypeVar("T")
 WIDTH, HEIGHT, DPI = 640, 400, 100
 MIN_VALUE = 20
 COMPANIES = ("Arcwell", "Brightmoor", "Castellan", "Dunmore", "Eastgate", "Fairhaven", "Greyson",
@@ -156,6 +157,16 @@ def draw_chart(spec: ChartSpec) -> bytes:
         fig.subplots_adjust(left=0.12, right=0.97, top=0.9, bottom=0.2)
 
     return figure_png(draw, WIDTH, HEIGHT, DPI)
+
+
+def first_made(make: Callable[[], T | None], tries: int = 400) -> T:
+    """The first non-None of up to ``tries`` calls of ``make`` (a generator that rejects
+    charts whose answer would not be readable); RuntimeError when every call rejected."""
+    for _ in range(tries):
+        made = make()
+        if made is not None:
+            return made
+    raise RuntimeError("no readable chart found (generator constraints too tight)")
 
 
 def far_apart(values: Sequence[float], gap: float) -> bool:

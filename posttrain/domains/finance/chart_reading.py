@@ -26,12 +26,12 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from typing import Any, Callable
+from typing import Any
 
 from posttrain.core.types import Score, Task
 from posttrain.domains._vision_kit import SeeDomain, visual_task
 from posttrain.domains.base import register_domain
-from posttrain.domains.finance._charts import ChartSpec, draw_chart, make_chart, with_series
+from posttrain.domains.finance._charts import ChartSpec, draw_chart, first_made, make_chart, with_series
 from posttrain.verifiers.fields import FieldSpec, field_correct, score_fields
 
 READ_TOL = {1: 0.5, 2: 0.03, 3: 0.025}  # level 1: absolute (printed); else share of the top value
@@ -73,14 +73,6 @@ def _score(task: Task, answer: str) -> Score:
     return score_fields(answer, specs, task.hidden["expected"], task.domain)
 
 
-def _retry(make: Callable[[], Task | None]) -> Task:
-    for _ in range(TRIES):
-        task = make()
-        if task is not None:
-            return task
-    raise RuntimeError("no readable chart found (generator constraints too tight)")
-
-
 def _series(spec: ChartSpec, name: str) -> str:
     return f"the {name} series" if len(spec.names) > 1 else "the series"
 
@@ -107,7 +99,7 @@ def _build_value(rng: random.Random, level: int) -> Task:
         return _task("finance.chart_value-v1", level, rng, spec, q,
                      [_amount("first", tol), _amount("second", tol)],
                      {"first": vals[i], "second": vals[j]}, traps)
-    return _retry(make)
+    return first_made(make, TRIES)
 
 
 # --------------------------------------------------------------------------- peak
@@ -131,7 +123,7 @@ def _build_peak(rng: random.Random, level: int) -> Task:
         return _task("finance.chart_peak-v1", level, rng, spec, q,
                      [_period(), _amount("value", tol)],
                      {"period": p[order[0]], "value": vals[order[0]]}, traps)
-    return _retry(make)
+    return first_made(make, TRIES)
 
 
 # --------------------------------------------------------------------------- growth
@@ -162,7 +154,7 @@ def _build_growth(rng: random.Random, level: int) -> Task:
                   FieldSpec("growth_pct", "percent", rel_tol=0.0, abs_tol=0.5)]
         return _task("finance.chart_growth-v1", level, rng, spec, q, fields,
                      {"start_value": vals[i], "end_value": vals[j], "growth_pct": g}, traps)
-    return _retry(make)
+    return first_made(make, TRIES)
 
 
 # --------------------------------------------------------------------------- crossing
@@ -188,7 +180,7 @@ def _build_cross(rng: random.Random, level: int) -> Task:
              f"exactly as on the x-axis), and what is the {a} value in that period?")
         return _task("finance.chart_cross-v1", level, rng, spec, q, [_period(), _amount("value", tol)],
                      {"period": p[k], "value": a_vals[k]}, traps)
-    return _retry(make)
+    return first_made(make, TRIES)
 
 
 def _answer(task: Task) -> str:
