@@ -67,13 +67,20 @@ def test_score_fields_strict_object():
 def test_reference_one_partial_between_probes_floor(did):
     dom = DOMAINS.get(did)
     partial = 0
+    one_word = False
     for d in dom.difficulties:
         for seed in range(6):
             task = sample_task(dom, seed, d)
-            ref = json.loads(dom.solve(task))
-            assert dom.score(task, json.dumps(ref)).value == 1.0
+            text = dom.solve(task)
+            assert dom.score(task, text).value == 1.0
             for name, probe in dom.probes(task).items():
                 assert dom.score(task, probe).value <= 0.05, (name, probe)
+            if not text.startswith("{"):  # the chart-shape domains: one word, no fields to break
+                assert getattr(dom, "vision", False) and len(text.split()) == 1, (did, text)
+                one_word = True
+                continue
+            ref = json.loads(text)
+            assert dom.score(task, json.dumps(ref)).value == 1.0
             if len(ref) >= 2:
                 k = next(k for k in ref if not isinstance(ref[k], str))
                 broken = {**ref, k: ref[k] * 3 + 7}
@@ -82,7 +89,7 @@ def test_reference_one_partial_between_probes_floor(did):
                 v = dom.score(task, json.dumps(broken)).value
                 assert 0 < v < 1
                 partial += 1
-    assert partial > 0
+    assert partial > 0 or one_word
 
 
 def test_scale_normalisation_end_to_end():

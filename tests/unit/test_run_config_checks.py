@@ -25,9 +25,22 @@ def _error(*sets: str) -> str:
     return str(e.value)
 
 
+# Shipped configs whose model a documented command builds first (not there on a fresh clone):
+# they are checked against a model of the same kind in its place.
+BUILT_FIRST = {"models/vision-charts": "vlm"}  # posttrain foundation build-vision (vision-charts.yaml)
+
+
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
-def test_every_shipped_config_passes(path):
-    check_run_config(load_config(path), registering=("ray",))
+def test_every_shipped_config_passes(path, tmp_path):
+    cfg = load_config(path)
+    if cfg.model.path in BUILT_FIRST and not (ROOT / cfg.model.path).exists():
+        from posttrain.models.loading import save_model
+        from posttrain.vision.tiny_vlm import TinyVLMConfig, build_tiny_vlm
+
+        model, processor = build_tiny_vlm(TinyVLMConfig(image_size=64))
+        folder = save_model(model, processor.tokenizer, tmp_path / "vlm")
+        cfg = load_config(path, [f"model.path={folder}"])
+    check_run_config(cfg, registering=("ray",))
 
 
 def test_the_check_does_not_import_torch():
