@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from posttrain.eval.paired import paired_z as paired
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "configs" / "foundation" / "vision-charts.yaml"
@@ -40,35 +41,23 @@ def _posttrain(*args: str) -> None:
     subprocess.run([sys.executable, "-m", "posttrain", *args], check=True, cwd=ROOT)
 
 
-def per_task_rewards(folder: Path, domains: list[str], n: int, threads: int) -> dict[str, list[float]]:
-    """Greedy reward of every held-out task, per domain, for the VLM in ``folder``."""
+def per_task_rewards(folder: Path, domains: list[str], n: int, threads: int) -> dict[str, list]:
+    """Greedy reward of every held-out task, per domain and in task order, for the VLM in
+    ``folder`` (the run's own held-out evaluation, at this bench's seeds)."""
     import torch
 
     from posttrain.core.config import DomainSpec
-    from posttrain.inference.base import SamplingParams
     from posttrain.inference.vlm import VLMBackend, load_vlm
-    from posttrain.scheduler.rollouts import play_scheduled
-    from posttrain.trainer.tasks import heldout_tasks
+    from posttrain.trainer.heldout import heldout_accuracy
 
     torch.set_num_threads(threads)
     backend = VLMBackend(*load_vlm(folder))
-    params = SamplingParams(n=1, greedy=True, max_new_tokens=32)
-    out = {}
-    for d in domains:
-        tasks = heldout_tasks(DomainSpec(id=d, difficulties=[1]), n, EVAL_OFFSET)
-        groups, _, _ = play_scheduled(backend, tasks, params)
-        out[d] = [g.trajectories[0].reward for g in groups]
-    return out
+    specs = [DomainSpec(id=d, difficulties=[1]) for d in domains]
+    return heldout_accuracy(backend, specs, n, EVAL_OFFSET, max_new_tokens=32)["rewards"]
 
 
-def paired(before: list[float], after: list[float]) -> dict[str, float]:
-    diffs = [a - b for a, b in zip(after, before)]
-    n = len(diffs)
-    gain = sum(diffs) / n
-    sd = math.sqrt(sum((x - gain) ** 2 for x in diffs) / max(1, n - 1))
-    se = sd / math.sqrt(n)
-    return {"before": sum(before) / n, "after": sum(after) / n, "gain": gain, "se": se,
-            "z": gain / se if se else float("inf") if gain else 0.0, "n": n}
+def _z(z: float | None) -> str:
+    return "n/a (every task moved alike)" if z is None else f"{z:.1f}"
 
 
 def _plot(results: list[dict], domains: list[str], path: Path) -> None:
@@ -119,7 +108,7 @@ def main() -> None:
     domains = [d["id"] for d in yaml.safe_load(CONFIG.read_text())["domains"]]
     t0 = time.perf_counter()
     before = per_task_rewards(model, domains, args.heldout, args.threads)
-    print(f"foundation: " + ", ".join(f"{d} {sum(v) / len(v):.3f}" for d, v in before.items()),
+    print("foundation: " + ", ".join(f"{d} {paired(v, v)['before']:.3f}" for d, v in before.items()),
           f"({time.perf_counter() - t0:.0f} s)", flush=True)
     results = []
     for seed in range(args.seeds):
@@ -140,9 +129,10 @@ def main() -> None:
         results.append(r)
         for d, v in [*r["domains"].items(), ("overall", r["overall"])]:
             print(f"seed {seed} {d}: {v['before']:.3f} -> {v['after']:.3f}  gain {v['gain']:+.3f} "
-                  f"± {v['se']:.3f} (z {v['z']:.1f}, n {v['n']})", flush=True)
+                  f"± {v['se']:.3f} (z {_z(v['z'])}, n {v['n']})", flush=True)
     summary = {"heldout_per_domain": args.heldout, "domains": domains, "runs": results,
-               "overall_z_min": min(r["overall"]["z"] for r in results),
+               "overall_z_min": min(r["overall"]["z"] if r["overall"]["z"] is not None else float("inf")
+                                    for r in results),
                "overall_gain_range": [min(r["overall"]["gain"] for r in results),
                                       max(r["overall"]["gain"] for r in results)]}
     (out / "vision_learning.json").write_text(json.dumps(summary, indent=2))

@@ -52,6 +52,8 @@ def _run(config: Path | None, out: Path | None, overrides: list[str], model: str
         "heldout_before": round(before["overall"], 4),
         "heldout_after": round(after["overall"], 4),
         "per_domain_after": {k: round(v, 4) for k, v in after["per_domain"].items()},
+        "heldout_gain": {k: v if v is None else round(v, 4)
+                         for k, v in summary.get("heldout_gain", {}).get("overall", {}).items()},
         "wall_s": summary["wall_s"],
         "report": summary.get("report"),
     }, indent=2))

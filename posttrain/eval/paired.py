@@ -5,6 +5,9 @@
 - :func:`paired_bootstrap` — for per-item rates or rewards in [0, 1] (several samples per
   item): the mean paired difference, a percentile interval, and a one-sided p-value from the
   bootstrap distribution re-centred on the null of no difference;
+- :func:`paired_z` — the normal-approximation gain of two evaluations of the same tasks
+  (one reward each, ``None`` where a task failed): the gain, the standard error of the
+  per-task differences and z — the before/after figure of a training run;
 - :func:`holm` — Holm–Bonferroni adjustment across domains, so that a hundred domains do not
   raise five false alarms at α = 0.05.
 
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -118,6 +121,28 @@ def _strata_index(strata: Sequence[str] | None, size: int) -> list[np.ndarray]:
         raise ValueError(f"strata has {len(strata)} labels for {size} items")
     labels = np.asarray(list(strata))
     return [np.flatnonzero(labels == s) for s in sorted(set(strata))]
+
+
+def paired_z(before: Sequence[float | None], after: Sequence[float | None]) -> dict[str, Any]:
+    """Gain of ``after`` over ``before`` on the same tasks: ``before``, ``after`` (means over the
+    tasks scored both times), ``gain``, ``se`` (sd of the per-task differences / sqrt n), ``z``
+    (gain / se; 0 when nothing changed, None when every task changed alike) and ``n`` (tasks scored both times)."""
+    if len(before) != len(after):
+        raise ValueError(f"paired_z: {len(before)} tasks before, {len(after)} after; "
+                         "compare evaluations of the same held-out tasks")
+    both = [(b, a) for b, a in zip(before, after) if b is not None and a is not None]
+    n = len(both)
+    if not n:
+        return {"before": 0.0, "after": 0.0, "gain": 0.0, "se": 0.0, "z": 0.0, "n": 0}
+    diffs = [a - b for b, a in both]
+    gain = sum(diffs) / n
+    sd = math.sqrt(sum((x - gain) ** 2 for x in diffs) / max(1, n - 1))
+    se = sd / math.sqrt(n)
+    # se 0 with a gain: every task moved by the same amount; z is undefined (None keeps the
+    # summary valid JSON, where inf would not be)
+    z = gain / se if se else (None if gain else 0.0)
+    return {"before": sum(b for b, _ in both) / n, "after": sum(a for _, a in both) / n,
+            "gain": gain, "se": se, "z": z, "n": n}
 
 
 def holm(p_values: dict[str, float]) -> dict[str, float]:

@@ -66,8 +66,12 @@ def _heldout(summary: Mapping[str, Any], key: str) -> tuple[dict[str, tuple[floa
 
 
 def heldout_table(summary: Mapping[str, Any]) -> str:
+    """Before/after per domain; with ``heldout_gain`` (the same tasks scored both times) also
+    the paired standard error of the change and its z, so noise is told from a gain."""
     before, ob = _heldout(summary, "heldout_before")
     after, oa = _heldout(summary, "heldout_after")
+    gain = summary.get("heldout_gain") if isinstance(summary.get("heldout_gain"), Mapping) else {}
+    per_gain = {**(gain.get("per_domain") or {}), "overall": gain.get("overall") or {}}
     rows = []
     names = sorted(set(before) | set(after))
     pairs = [(d, before.get(d), after.get(d)) for d in names] + [("overall", ob, oa)]
@@ -76,13 +80,20 @@ def heldout_table(summary: Mapping[str, Any]) -> str:
             continue
         delta = a[0] - b[0] if a is not None and b is not None else None
         cls = "" if delta is None else ("good" if delta > 0 else "bad" if delta < 0 else "")
-        rows.append([H.text(name, "l flag" if name == "overall" else "l"),
-                     H.num(b[0], b[1]) if b else H.text("—", ""),
-                     H.num(a[0], a[1]) if a else H.text("—", ""),
-                     f'<td class="{cls}">{H.fmt(delta)}</td>'])
+        row = [H.text(name, "l flag" if name == "overall" else "l"),
+               H.num(b[0], b[1]) if b else H.text("—", ""),
+               H.num(a[0], a[1]) if a else H.text("—", ""),
+               f'<td class="{cls}">{H.fmt(delta)}</td>']
+        if gain:
+            g = per_gain.get(name) or {}
+            where = f"summary/heldout_gain/{'overall' if name == 'overall' else 'per_domain/' + name}"
+            row += [H.num(g["se"], f"{where}/se") if "se" in g else H.text("—", ""),
+                    H.num(g["z"], f"{where}/z", 1) if "z" in g else H.text("—", "")]
+        rows.append(row)
     if not rows:
         return '<p class="muted">(summary.json has no held-out figures)</p>'
-    return H.table(["domain", "held-out before", "held-out after", "change"], rows)
+    head = ["domain", "held-out before", "held-out after", "change"]
+    return H.table(head + (["SE of the change (paired)", "z"] if gain else []), rows)
 
 
 def phase_table(summary: Mapping[str, Any]) -> str:

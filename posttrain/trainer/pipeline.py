@@ -11,7 +11,9 @@ This is what ``posttrain quickstart`` and ``posttrain train CONFIG`` run. The ru
   (``trainer/engines.py``);
 - ``reward_<domain>.png`` (RL reward curve per domain);
 - ``summary.json``: ``heldout_before``/``heldout_after`` (``overall`` and ``per_domain``, with
-  standard errors and the ``policy_version`` evaluated), ``inference_backend`` (the engine
+  standard errors, every task's reward and the ``policy_version`` evaluated), ``heldout_gain``
+  (the paired gain per domain and pooled: same tasks before and after, so its standard error
+  is that of the per-task differences), ``inference_backend`` (the engine
   that sampled RL and both evaluations) and ``wall_s`` per phase;
 - ``groups.jsonl``: every verified RL group (one TrajectoryGroup per line, plus ``step``:
   the step index that trained on it), for ``posttrain audit`` and ``eval --reuse-groups``;
@@ -59,7 +61,7 @@ from posttrain.trainer.checkpoint import (CheckpointError, checkpoint_path, list
                                          load_checkpoint, load_reference, prune_checkpoints,
                                          save_checkpoint, save_reference)
 from posttrain.trainer.engines import close_backend, make_rollout_backend, probe_backend
-from posttrain.trainer.heldout import heldout_accuracy
+from posttrain.trainer.heldout import heldout_accuracy, paired_gain
 from posttrain.trainer.lora import save_policy
 from posttrain.trainer.optim import optimizer_from_config
 from posttrain.trainer.phases import load_policy, run_dpo, run_sft, set_threads
@@ -323,7 +325,11 @@ def run_pipeline(cfg: RunConfig, out: str | Path, *, show_progress: bool = True)
             work.close()
         with _timed(wall, "eval_after"):
             summary["heldout_after"] = _heldout(backend, cfg)
-            bar.note(f"held-out after RL: {summary['heldout_after']['overall']:.3f}")
+            # the same tasks as before: per-task differences, so a gain's z is exact
+            summary["heldout_gain"] = paired_gain(summary["heldout_before"], summary["heldout_after"])
+            g = summary["heldout_gain"]["overall"]
+            bar.note(f"held-out after RL: {summary['heldout_after']['overall']:.3f} "
+                     f"(paired gain {g['gain']:+.3f} ± {g['se']:.3f}, n {g['n']})")
             if cfg.eval.every_steps:  # the curve's last point
                 writer.log(rl_offset + state.step, _heldout_metrics(summary["heldout_after"]))
         save_policy(model, tokenizer, out / "model")  # LoRA: merged, adapter/ beside it

@@ -44,4 +44,9 @@ def test_episode_budgets_reach_the_rl_loop(tmp_path, lag):
     assert [s for s, _ in evals] == [0, 1, 2]
     assert evals[0][1] == summary["heldout_before"]["per_domain"]["math.add-v1"]
     assert evals[-1][1] == summary["heldout_after"]["per_domain"]["math.add-v1"]
+    # the same tasks before and after: the summary's gain is the paired one
+    before, after = (summary[k]["rewards"]["math.add-v1"] for k in ("heldout_before", "heldout_after"))
+    assert len(before) == len(after) == cfg.eval.heldout_per_domain
+    gain = summary["heldout_gain"]["per_domain"]["math.add-v1"]
+    assert gain["gain"] == pytest.approx(evals[-1][1] - evals[0][1])
 
