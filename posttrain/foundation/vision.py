@@ -149,15 +149,21 @@ def pretrain_vision(recipe: VisionRecipe, model: Any, processor: Any,
 
         raise ConfigError(f"training.steps x training.batch_size must stay below {HELDOUT_SEED} "
                           "(the held-out pictures' seeds)")
+    from posttrain.inference.vlm import FROZEN_ATTR, freeze_declared
+
     rng = random.Random(recipe.seed)
-    tower = [p for n, p in model.named_parameters() if "vision_tower" in n.split(".")]
+    towers = [n for n, _ in model.named_modules() if n.endswith("vision_tower")]
     if t.vision_lr_scale == 0:
-        for p in tower:
-            p.requires_grad_(False)
-    ids_tower = {id(p) for p in tower}
-    groups = [{"params": [p for p in model.parameters() if id(p) not in ids_tower], "scale": 1.0}]
+        # declared in the config (saved with the model), then applied as every later load
+        # applies it: build, SFT and RL keep the same modules fixed by one rule
+        setattr(model.config, FROZEN_ATTR, towers)
+        freeze_declared(model)
+    tower = {id(p) for n in towers for p in model.get_submodule(n).parameters()}
+    groups = [{"params": [p for p in model.parameters() if id(p) not in tower and p.requires_grad],
+               "scale": 1.0}]
     if t.vision_lr_scale > 0:
-        groups.append({"params": tower, "scale": t.vision_lr_scale})
+        groups.append({"params": [p for n in towers for p in model.get_submodule(n).parameters()],
+                       "scale": t.vision_lr_scale})
     opt = torch.optim.AdamW(groups, lr=t.lr, weight_decay=t.weight_decay)
     pad = processor.tokenizer.pad_token_id
     model.train()
@@ -235,12 +241,7 @@ def build_vision_foundation(recipe: VisionRecipe, out: str | Path, *, registry: 
     evals = heldout_accuracy(recipe, model, processor)
     say(f"held-out accuracy {evals['heldout_mean']:.3f} (majority baseline "
         f"{evals['baseline_mean']:.3f}, before pre-training {before:.3f})")
-    if recipe.training.vision_lr_scale == 0:  # load_vlm keeps it fixed in SFT and RL too
-        from posttrain.inference.vlm import FROZEN_ATTR
-
-        setattr(model.config, FROZEN_ATTR, [n for n, _ in model.named_modules()
-                                            if n.endswith("vision_tower")])
-    model.save_pretrained(out)
+    model.save_pretrained(out)  # with the declared frozen tower: load_vlm keeps it in SFT and RL
     processor.save_pretrained(out)
     (out / RECIPE_JSON).write_text(recipe.model_dump_json(indent=2))
     params = sum(p.numel() for p in model.parameters())
