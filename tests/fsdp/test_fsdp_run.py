@@ -54,7 +54,7 @@ def test_two_rank_run_then_resume_on_one(tmp_path):
     assert [r["step"] for r in rows] == [1, 2, 3]
     assert all(r["dist/world_size"] == 2.0 and "loss/total" in r for r in rows)
     assert all(r["batch/micro_batches"] >= 2 for r in rows)  # the token budget cut each step
-    assert (out / "dcp" / "step-2").is_dir() and (out / "dcp" / "step-3").is_dir()
+    assert sorted(p.name for p in (out / "dcp").iterdir()) == ["step-2", "step-3"]
     from posttrain.models.loading import load_model
 
     first, _ = load_model(out / "model")
@@ -64,5 +64,6 @@ def test_two_rank_run_then_resume_on_one(tmp_path):
     assert summary["rl_steps"] == 4 and summary["policy_version"] == 4
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2, 3, 4]
+    assert sorted(p.name for p in (out / "dcp").iterdir()) == ["step-3", "step-4"]  # step-2 pruned
     second, _ = load_model(out / "model")
     assert second.state_dict().keys() == first.state_dict().keys()

@@ -13,7 +13,7 @@ give. Under NCCL the same code runs with one GPU per rank.
 
 The run folder: ``metrics.jsonl`` (rank 0; the reference loop's keys plus
 ``batch/micro_batches`` and ``dist/world_size``), ``dcp/step-N`` (DCP checkpoints every
-``rl.checkpoint_every`` steps and at the end), ``model/`` (the final policy, HF format) and
+``rl.checkpoint_every`` steps and at the end; the two newest are kept), ``model/`` (the final policy, HF format) and
 ``summary.json``. Started again on the same folder — with any number of ranks — it resumes
 from the newest ``dcp/step-N``: weights, AdamW moments, LR schedule, task stream, step,
 policy version, samples seen.
@@ -48,8 +48,10 @@ from posttrain.trainer.tasks import make_stream
 from posttrain.trainer.validate import check_sharded_config, episode_limits
 
 from .dist import DistInfo, close_distributed, init_distributed, shard_model
-from .state import full_model_state, latest_sharded, load_sharded, save_sharded
+from .state import full_model_state, latest_sharded, load_sharded, prune_sharded, save_sharded
 from .update import sharded_policy_update
+
+KEEP_CHECKPOINTS = 2  # newest complete dcp/step-N folders kept, as trainer/pipeline.py keeps
 
 
 @dataclass
@@ -140,7 +142,10 @@ def checkpoint(ctx: Ctx, state: RLState) -> Path:
     trainer = {"step": state.step, "policy_version": state.policy_version,
                "samples_seen": state.samples_seen, "lr_scheduler": ctx.schedule.state_dict(),
                "stream": ctx.stream.state_dict() if ctx.stream is not None else None}
-    return save_sharded(ctx.out / "dcp" / f"step-{state.step}", ctx.model, ctx.optimizer, trainer)
+    path = save_sharded(ctx.out / "dcp" / f"step-{state.step}", ctx.model, ctx.optimizer, trainer)
+    if ctx.info.is_main:  # after every rank's barrier in save_sharded: the new one is complete
+        prune_sharded(ctx.out, keep_last=KEEP_CHECKPOINTS)
+    return path
 
 
 def resume(ctx: Ctx) -> RLState:

@@ -108,9 +108,25 @@ def load_sharded(path: str | Path, model: torch.nn.Module,
     return torch.load(path / TRAINER_FILE, weights_only=False)
 
 
+def _complete_sharded(run_dir: str | Path) -> list[tuple[int, Path]]:
+    """``(step, folder)`` of a run's complete ``dcp/step-N`` folders, oldest first."""
+    root = Path(run_dir) / "dcp"
+    return sorted((int(p.name.split("-")[1]), p) for p in root.glob("step-*")
+                  if p.is_dir() and not p.name.endswith(".tmp") and (p / TRAINER_FILE).exists())
+
+
 def latest_sharded(run_dir: str | Path) -> Path | None:
     """The newest ``dcp/step-N`` folder of a run (half-written ``.tmp`` ones are ignored)."""
-    root = Path(run_dir) / "dcp"
-    steps = [(int(p.name.split("-")[1]), p) for p in root.glob("step-*")
-             if p.is_dir() and not p.name.endswith(".tmp") and (p / TRAINER_FILE).exists()]
-    return max(steps)[1] if steps else None
+    steps = _complete_sharded(run_dir)
+    return steps[-1][1] if steps else None
+
+
+def prune_sharded(run_dir: str | Path, keep_last: int) -> list[Path]:
+    """Delete all but the ``keep_last`` newest complete ``dcp/step-N`` folders (each holds the
+    whole model and AdamW state: a long run would otherwise fill the disk); returns them.
+    Only complete ones count, so a save killed mid-way never costs the last good one."""
+    steps = _complete_sharded(run_dir)
+    doomed = [p for _, p in steps[:max(0, len(steps) - keep_last)]]
+    for p in doomed:
+        shutil.rmtree(p, ignore_errors=True)
+    return doomed
