@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -113,6 +114,7 @@ def main() -> None:
     results = []
     for seed in range(args.seeds):
         run = out / f"seed{seed}"
+        shutil.rmtree(run, ignore_errors=True)  # a fresh run: an old folder would be resumed
         sets = ["--set", f"seed={seed}", "--set", f"out={run}", "--set", f"model.path={model}",
                 "--set", "eval.heldout_per_domain=20"]
         sets += ["--set", f"rl.steps={args.steps}"] if args.steps else []

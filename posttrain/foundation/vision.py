@@ -14,8 +14,10 @@ registry it is registered as a foundation version.
 Guarantees: the same recipe gives the same data and the same initial weights (seeded);
 held-out pictures are never trained on; a bad recipe names its bad field before any work.
 
-Not: a reader of the visual domains' charts or renders (the tiny encoder sees
-``image_size`` pixels; those images need far more), resumable (a build takes minutes).
+Not: a reader of printed values, thin lines or fine renders (the tiny encoder sees
+``image_size`` pixels: the chart recipe's 64 px shows a bar chart's shape, enough for the
+chart-shape domains, not the text of the other visual domains), resumable (a build takes
+minutes).
 """
 
 from __future__ import annotations

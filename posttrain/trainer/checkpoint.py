@@ -252,6 +252,30 @@ def _read_meta(path: Path) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) and "step" in meta else None
 
 
+def _pretrained_state(model: Any, folder: Path) -> dict[str, torch.Tensor]:
+    """The weights of an HF folder under the model's own parameter names.
+
+    ``save_pretrained`` writes some architectures under their original checkpoint names
+    (transformers 5 renames a LLaVA's ``model.language_model.*`` back to
+    ``language_model.model.*``), which only ``from_pretrained`` maps back: so a VLM run's
+    checkpoint is read through it. Other folders keep the plain safetensors read (no second
+    model in memory)."""
+    from transformers.utils import logging as hf_logging
+
+    dtype = next(model.parameters()).dtype
+    was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        fresh = type(model).from_pretrained(folder, dtype=dtype)
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{folder}: its weights do not match the model's names and "
+                              f"from_pretrained cannot read them: {exc}") from exc
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()
+    return dict(fresh.state_dict())
+
+
 def _load_weights(model: Any, folder: Path) -> None:
     from safetensors.torch import load_file
 
@@ -268,6 +292,9 @@ def _load_weights(model: Any, folder: Path) -> None:
     state: dict[str, torch.Tensor] = {}
     for f in files:
         state.update(load_file(str(f)))
+    if (set(state) - set(model.state_dict()) and (folder / "config.json").is_file()
+            and hasattr(type(model), "from_pretrained")):
+        state = _pretrained_state(model, folder)
     result = model.load_state_dict(state, strict=False)
     if result.unexpected_keys:
         raise CheckpointError(f"checkpoint has weights the model lacks: {result.unexpected_keys[:5]}")

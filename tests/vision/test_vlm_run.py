@@ -137,3 +137,26 @@ def test_rl_keeps_a_declared_frozen_vision_tower_fixed_and_trains_the_rest(tmp_p
     assert tower and all(torch.equal(p, trained[n]) for n, p in start.named_parameters() if n in tower)
     assert any(not torch.equal(p, trained[n]) for n, p in start.named_parameters() if n not in tower)
     assert all(not trained[n].requires_grad for n in tower)
+
+
+def test_a_vlm_run_resumes_from_its_checkpoint_bit_identically(vlm_folder, tmp_path):
+    """A VLM's checkpoints are written by save_pretrained, which stores a LLaVA under its
+    original parameter names (``language_model.model.*``); the resume must map them back.
+    SFT and two RL steps, stopped, then a third from the checkpoint (its KL reference
+    reloaded too) ends with the same weights as the uninterrupted run; the resume skips SFT,
+    so weights not restored from the checkpoint would be the untrained folder's."""
+    from posttrain.trainer.pipeline import run_pipeline
+
+    def run(out, steps):
+        cfg = _cfg(vlm_folder, rl__steps=steps, rl__checkpoint_every=1, rl__kl_coef=0.01)
+        return run_pipeline(cfg, out, show_progress=False)
+
+    run(tmp_path / "whole", 3)
+    run(tmp_path / "cut", 2)
+    summary = run(tmp_path / "cut", 3)
+    assert summary["resumed_from_step"] == 2 and summary["rl_steps"] == 3
+    whole, _ = load_model(tmp_path / "whole" / "model")
+    cut = dict(load_model(tmp_path / "cut" / "model")[0].named_parameters())
+    assert all(torch.equal(p, cut[n]) for n, p in whole.named_parameters())
+    start = dict(load_model(vlm_folder)[0].named_parameters())
+    assert any(not torch.equal(p, start[n]) for n, p in whole.named_parameters())
