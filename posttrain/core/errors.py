@@ -66,6 +66,12 @@ class SchedulerError(PosttrainError):
     kind = "scheduler"
 
 
+class CheckpointError(PosttrainError):
+    """A checkpoint is missing, incomplete or does not match the model it is loaded into."""
+
+    kind = "checkpoint"
+
+
 class MissingExtraError(PosttrainError, ImportError):
     """An optional dependency is missing; the message names the extra to install."""
 

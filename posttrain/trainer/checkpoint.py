@@ -27,6 +27,9 @@ Guarantees:
   :class:`CheckpointError` naming the checkpoint, and a run folder whose checkpoints are all
   broken is an error, never a silent restart from step 0.
 
+The weight files themselves (write, read back under the model's own names) are
+:mod:`posttrain.trainer.weight_files`.
+
 Not: a security boundary — ``trainer_state.pt`` is a pickle; load only your own runs.
 Sharded/distributed optimizer state is out of scope (single-process trainer).
 """
@@ -49,19 +52,15 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 import torch
 
-from posttrain.core.errors import PosttrainError
+from posttrain.core.errors import CheckpointError
+
+from .weight_files import load_state_dicts, load_weights, save_state_dicts, save_weights
 
 FORMAT_VERSION = 1
 CHECKPOINTS_SUBDIR = "checkpoints"
 REFERENCE_SUBDIR = "kl_reference"
 BEHAVIOUR_SUBDIR = "behaviour"
 _STEP_DIR = re.compile(r"step_\d+")
-
-
-class CheckpointError(PosttrainError):
-    """A checkpoint is missing, incomplete or does not match the model it is loaded into."""
-
-    kind = "checkpoint"
 
 
 @dataclass(frozen=True)
@@ -111,40 +110,6 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _save_weights(model: Any, out: Path) -> None:
-    if hasattr(model, "save_pretrained"):
-        from transformers.utils import logging as hf_logging
-
-        was_on = hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()  # one bar per checkpoint is noise in a run's log
-        try:
-            model.save_pretrained(out)
-        finally:
-            if was_on:
-                hf_logging.enable_progress_bar()
-    else:  # a plain nn.Module: the same safetensors file, without an HF config
-        from safetensors.torch import save_model
-        out.mkdir(parents=True)
-        save_model(model, str(out / "model.safetensors"))
-
-
-def _save_state_dicts(versions: Mapping[int, Mapping[str, torch.Tensor]], out: Path) -> None:
-    from safetensors.torch import save_file
-
-    out.mkdir(parents=True)
-    for v, sd in versions.items():  # own contiguous copies: safetensors refuses shared storage
-        save_file({k: t.detach().to("cpu").contiguous().clone() for k, t in sd.items()},
-                  str(out / f"v{int(v):08d}.safetensors"))
-
-
-def _load_state_dicts(folder: Path) -> dict[int, dict[str, torch.Tensor]]:
-    from safetensors.torch import load_file
-
-    if not folder.is_dir():
-        return {}
-    return {int(f.stem[1:]): load_file(str(f)) for f in sorted(folder.glob("v*.safetensors"))}
-
-
 def save_checkpoint(dir: str | Path, *, model: Any, tokenizer: Any = None, optimizer: Any = None,
                     step: int, policy_version: int, data_state: Mapping[str, Any] | None = None,
                     extra: Mapping[str, Any] | None = None, lr_scheduler: Any = None,
@@ -155,11 +120,11 @@ def save_checkpoint(dir: str | Path, *, model: Any, tokenizer: Any = None, optim
     (``loop.behaviour_weights``)."""
     final = Path(dir)
     with _atomic_dir(final) as tmp:
-        _save_weights(model, tmp / "model")
+        save_weights(model, tmp / "model")
         if tokenizer is not None and hasattr(tokenizer, "save_pretrained"):
             tokenizer.save_pretrained(str(tmp / "tokenizer"))
         if behaviour_weights:
-            _save_state_dicts(behaviour_weights, tmp / BEHAVIOUR_SUBDIR)
+            save_state_dicts(behaviour_weights, tmp / BEHAVIOUR_SUBDIR)
         torch.save({
             "optimizer": optimizer.state_dict() if optimizer is not None else None,
             "lr_scheduler": lr_scheduler.state_dict() if lr_scheduler is not None else None,
@@ -252,61 +217,6 @@ def _read_meta(path: Path) -> dict[str, Any] | None:
     return meta if isinstance(meta, dict) and "step" in meta else None
 
 
-def _pretrained_state(model: Any, folder: Path) -> dict[str, torch.Tensor]:
-    """The weights of an HF folder under the model's own parameter names.
-
-    ``save_pretrained`` writes some architectures under their original checkpoint names
-    (transformers 5 renames a LLaVA's ``model.language_model.*`` back to
-    ``language_model.model.*``), which only ``from_pretrained`` maps back: so a VLM run's
-    checkpoint is read through it. Other folders keep the plain safetensors read (no second
-    model in memory)."""
-    from transformers.utils import logging as hf_logging
-
-    dtype = next(model.parameters()).dtype
-    was_on = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        fresh = type(model).from_pretrained(folder, dtype=dtype)
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"{folder}: its weights do not match the model's names and "
-                              f"from_pretrained cannot read them: {exc}") from exc
-    finally:
-        if was_on:
-            hf_logging.enable_progress_bar()
-    return dict(fresh.state_dict())
-
-
-def _load_weights(model: Any, folder: Path) -> None:
-    from safetensors.torch import load_file
-
-    from posttrain.trainer.lora import ADAPTER_CONFIG, is_lora, load_adapter
-
-    if (folder / ADAPTER_CONFIG).is_file():  # a LoRA policy's save_pretrained: the adapter only
-        return load_adapter(model, folder)
-    if is_lora(model):
-        raise CheckpointError(f"{folder} holds full weights but the model is a LoRA policy "
-                              "(model.lora differs from the run that wrote it)")
-    files = sorted(folder.glob("*.safetensors"))
-    if not files:
-        raise CheckpointError(f"no safetensors weights in {folder}")
-    state: dict[str, torch.Tensor] = {}
-    for f in files:
-        state.update(load_file(str(f)))
-    if (set(state) - set(model.state_dict()) and (folder / "config.json").is_file()
-            and hasattr(type(model), "from_pretrained")):
-        state = _pretrained_state(model, folder)
-    result = model.load_state_dict(state, strict=False)
-    if result.unexpected_keys:
-        raise CheckpointError(f"checkpoint has weights the model lacks: {result.unexpected_keys[:5]}")
-    # save_pretrained writes tied weights once; a missing key is fine only if it shares
-    # storage with a loaded one (e.g. lm_head tied to the embeddings).
-    params = dict(model.state_dict(keep_vars=True))
-    loaded_ptrs = {params[k].data_ptr() for k in state if k in params}
-    untied = [k for k in result.missing_keys if params[k].data_ptr() not in loaded_ptrs]
-    if untied:
-        raise CheckpointError(f"checkpoint lacks weights of the model: {untied[:5]}")
-
-
 def load_checkpoint(dir: str | Path, model: Any, optimizer: Any = None, lr_scheduler: Any = None,
                     *, restore_rng: bool = True) -> CheckpointState:
     """Restore weights, optimizer, LR scheduler and RNG states in place; return the rest."""
@@ -316,7 +226,7 @@ def load_checkpoint(dir: str | Path, model: Any, optimizer: Any = None, lr_sched
         raise CheckpointError(f"{path} is not a complete checkpoint ({problem}); "
                               "delete it to resume from the one before")
     try:
-        _load_weights(model, path / "model")
+        load_weights(model, path / "model")
         # Our own file: it holds numpy RNG state and arbitrary picklable `extra`.
         state = torch.load(path / "trainer_state.pt", map_location="cpu", weights_only=False)
     except CheckpointError:
@@ -336,7 +246,7 @@ def load_checkpoint(dir: str | Path, model: Any, optimizer: Any = None, lr_sched
         set_rng_state(state["rng"])
     return CheckpointState(path, state["step"], state["policy_version"],
                            state["data_state"], state["extra"],
-                           _load_state_dicts(path / BEHAVIOUR_SUBDIR))
+                           load_state_dicts(path / BEHAVIOUR_SUBDIR))
 
 
 def reference_path(run_dir: str | Path) -> Path:
@@ -347,7 +257,7 @@ def save_reference(run_dir: str | Path, model: Any) -> Path:
     """Write the KL reference (the policy at the start of RL) once per run, atomically."""
     final = reference_path(run_dir)
     with _atomic_dir(final) as tmp:
-        _save_weights(model, tmp / "model")
+        save_weights(model, tmp / "model")
         # no "step": list_checkpoints must never take this folder for a checkpoint
         (tmp / "meta.json").write_text(json.dumps({"format": FORMAT_VERSION, "kind": "kl_reference"}))
     return final
@@ -359,7 +269,7 @@ def load_reference(run_dir: str | Path, into: Any) -> Any:
     if not (folder / "meta.json").is_file():  # written last: absent means never or half written
         raise CheckpointError(f"{folder} holds no complete KL reference (written at the start of RL "
                               f"when rl.kl_coef > 0); this run folder cannot resume with a KL term")
-    _load_weights(into, folder / "model")
+    load_weights(into, folder / "model")
     return into
 
 
