@@ -58,12 +58,14 @@ def _weights(out: Path) -> dict[str, torch.Tensor]:
 
 
 def _steps_saved(out: Path) -> int:
-    return len([p for p in (out / "dcp").glob("step-*") if not p.name.endswith(".tmp")]) \
-        if (out / "dcp").exists() else 0
+    """The newest checkpointed step (the run keeps only its two newest dcp/step-N folders)."""
+    steps = [int(p.name.split("-")[1]) for p in (out / "dcp").glob("step-*")
+             if not p.name.endswith(".tmp")] if (out / "dcp").exists() else []
+    return max(steps, default=0)
 
 
 def _kill_tree_after(out: Path, checkpoints: int) -> int:
-    """Start the run, SIGKILL its driver once ``checkpoints`` were written; the step reached."""
+    """Start the run, SIGKILL its driver once step ``checkpoints`` is checkpointed; the step reached."""
     proc = subprocess.Popen(_cmd(out), cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
